@@ -1,0 +1,152 @@
+import { ControlStoreError, type ControlStore, type Organisation, type Plan } from '../control/store.ts'
+import { createOrganisationWithTenant } from '../control/provisioning.ts'
+import { openTenantForWriting } from '../tenant/files.ts'
+import { generateTenantData } from '../seed/generator.ts'
+import { integerOption, parseOptions, requireOption, UsageError } from './args.ts'
+
+/** What a command produced: a JSON document for --json, lines of text otherwise. */
+export interface CommandOutput {
+  json: unknown
+  text: string[]
+}
+
+export interface CommandContext {
+  store: ControlStore
+  now: number
+}
+
+export const USAGE = `usage: admin <command> [options]
+  org create --name <name> [--slug <slug>] [--demo] [--api-disabled] [--json]
+  org list [--json]
+  org update <org> [--plan demo|paid] [--api enabled|disabled] [--json]
+  token create --org <org> --name <name> [--json]
+  token list --org <org> [--json]
+  token revoke <tokenId> [--json]
+  seed --org <org> [--days 90] [--per-day N] [--seed S] [--replace] [--json]
+  migrate [--json]
+<org> is an organisation's id or slug.`
+
+const json = { json: { type: 'boolean' } } as const
+
+function organisationView(org: Organisation) {
+  return { id: org.id, name: org.name, slug: org.slug, plan: org.plan, apiEnabled: org.apiEnabled, createdAt: org.createdAt }
+}
+
+function findOrganisation(store: ControlStore, idOrSlug: string): Organisation {
+  const org = store.findOrganisation(idOrSlug)
+  if (!org) throw new UsageError(`unknown organisation "${idOrSlug}"`)
+  return org
+}
+
+function orgLine(org: Organisation): string {
+  return `${org.id}  ${org.slug}  ${org.plan}  api ${org.apiEnabled ? 'enabled' : 'disabled'}  ${org.name}`
+}
+
+/** Runs one admin command; throws UsageError or ControlStoreError for wrong input. */
+export function runCommand(argv: string[], context: CommandContext): CommandOutput & { wantsJson: boolean } {
+  const [group, action, ...rest] = argv
+  const { store, now } = context
+  const key = group === 'seed' || group === 'migrate' ? group : `${group} ${action}`
+  const args = group === 'seed' || group === 'migrate' ? argv.slice(1) : rest
+
+  switch (key) {
+    case 'org create': {
+      const { values } = parseOptions(args, { name: { type: 'string' }, slug: { type: 'string' }, demo: { type: 'boolean' }, 'api-disabled': { type: 'boolean' }, ...json })
+      const org = createOrganisationWithTenant(store, {
+        name: requireOption(values.name, 'name'),
+        slug: values.slug,
+        plan: values.demo ? 'demo' : 'paid',
+        apiEnabled: !values['api-disabled'],
+        now,
+      })
+      return { wantsJson: !!values.json, json: organisationView(org), text: [`created organisation ${orgLine(org)}`] }
+    }
+    case 'org list': {
+      const { values } = parseOptions(args, json)
+      const orgs = store.listOrganisations()
+      return { wantsJson: !!values.json, json: { organisations: orgs.map(organisationView) }, text: orgs.length ? orgs.map(orgLine) : ['no organisations'] }
+    }
+    case 'org update': {
+      const { values, positionals } = parseOptions(args, { plan: { type: 'string' }, api: { type: 'string' }, ...json }, 1)
+      const org = findOrganisation(store, positionals[0]!)
+      if (values.plan !== undefined && values.plan !== 'demo' && values.plan !== 'paid') throw new UsageError('--plan must be demo or paid')
+      if (values.api !== undefined && values.api !== 'enabled' && values.api !== 'disabled') throw new UsageError('--api must be enabled or disabled')
+      const updated = store.updateOrganisation(org.id, {
+        ...(values.plan !== undefined && { plan: values.plan as Plan }),
+        ...(values.api !== undefined && { apiEnabled: values.api === 'enabled' }),
+      })
+      return { wantsJson: !!values.json, json: organisationView(updated), text: [`updated organisation ${orgLine(updated)}`] }
+    }
+    case 'token create': {
+      const { values } = parseOptions(args, { org: { type: 'string' }, name: { type: 'string' }, ...json })
+      const org = findOrganisation(store, requireOption(values.org, 'org'))
+      const name = requireOption(values.name, 'name').trim()
+      const { record, token } = store.createToken({ organisationId: org.id, name, createdAt: new Date(now).toISOString() })
+      return {
+        wantsJson: !!values.json,
+        json: { id: record.id, name: record.name, organisationId: org.id, token, createdAt: record.createdAt },
+        text: [`created token ${record.id} "${record.name}" for ${org.slug}`, '', `  ${token}`, '', 'This is the only time the token is shown; store it now.'],
+      }
+    }
+    case 'token list': {
+      const { values } = parseOptions(args, { org: { type: 'string' }, ...json })
+      const org = findOrganisation(store, requireOption(values.org, 'org'))
+      const tokens = store.listTokens(org.id)
+      return {
+        wantsJson: !!values.json,
+        json: { organisationId: org.id, tokens },
+        text: tokens.length
+          ? tokens.map((t) => `${t.id}  ${t.displayPrefix}…  ${t.revokedAt ? `revoked ${t.revokedAt}` : 'active'}  last used ${t.lastUsedAt ?? 'never'}  ${t.name}`)
+          : [`no tokens for ${org.slug}`],
+      }
+    }
+    case 'token revoke': {
+      const { values, positionals } = parseOptions(args, json, 1)
+      const id = positionals[0]!
+      const before = store.findToken(id)
+      if (!before) throw new UsageError(`unknown token "${id}"`)
+      const after = store.revokeToken(id, new Date(now).toISOString())!
+      const alreadyRevoked = before.revokedAt !== null
+      return {
+        wantsJson: !!values.json,
+        json: { id, revokedAt: after.revokedAt, alreadyRevoked },
+        text: [alreadyRevoked ? `token ${id} was already revoked at ${after.revokedAt}` : `revoked token ${id}`],
+      }
+    }
+    case 'seed': {
+      const { values } = parseOptions(args, { org: { type: 'string' }, days: { type: 'string' }, 'per-day': { type: 'string' }, seed: { type: 'string' }, replace: { type: 'boolean' }, ...json })
+      const org = findOrganisation(store, requireOption(values.org, 'org'))
+      const days = integerOption(values.days, 'days', 90, 1, 3660)
+      const perDay = integerOption(values['per-day'], 'per-day', 300, 1, 1_000_000)
+      const seed = values.seed ?? org.id
+      const db = openTenantForWriting(store.dataDir, org.id)
+      try {
+        const existing = (db.query('SELECT count(*) AS n FROM tickets').get() as { n: number }).n
+        if (existing > 0 && !values.replace) throw new UsageError(`organisation "${org.slug}" already has ${existing} tickets; add --replace to overwrite them`)
+        const result = db.transaction(() => {
+          db.exec('DELETE FROM tickets; DELETE FROM device_sessions; DELETE FROM queues; DELETE FROM locations;')
+          return generateTenantData(db, { days, perDay, seed, now })
+        }).immediate()
+        return {
+          wantsJson: !!values.json,
+          json: { organisationId: org.id, days, perDay, seed, ...result },
+          text: [`seeded ${org.slug}: ${result.tickets} tickets, ${result.locations} locations, ${result.queues} queues over ${days} days`],
+        }
+      } finally {
+        db.close()
+      }
+    }
+    case 'migrate': {
+      const { values } = parseOptions(args, json)
+      const migrated = store.listOrganisations().map((org) => {
+        openTenantForWriting(store.dataDir, org.id).close()
+        return org.id
+      })
+      return { wantsJson: !!values.json, json: { migrated }, text: [`migrated control store and ${migrated.length} tenant file(s)`] }
+    }
+    default:
+      throw new UsageError(group === undefined ? 'a command is required' : `unknown command "${[group, action].filter(Boolean).join(' ')}"`)
+  }
+}
+
+export { ControlStoreError }

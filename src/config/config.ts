@@ -1,0 +1,79 @@
+/**
+ * Service configuration: every knob is declared once here, with its default and a one-line
+ * description. `loadConfig` parses the environment once at start-up and fails fast with a
+ * message that names the variable; nothing else in the code reads `process.env`.
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+
+export interface Config {
+  port: number
+  host: string
+  dataDir: string
+  rateLimitPerMinute: number
+  demoDailyQuota: number
+  tenantCacheSize: number
+  logLevel: LogLevel
+  exportStallTimeoutMs: number
+  shutdownDrainMs: number
+}
+
+export class ConfigError extends Error {}
+
+interface Setting<K extends keyof Config> {
+  key: K
+  env: string
+  default: Config[K]
+  description: string
+  parse: (raw: string, env: string) => Config[K]
+}
+
+function integer(min: number, max: number) {
+  return (raw: string, env: string): number => {
+    if (!/^\d+$/.test(raw)) throw new ConfigError(`${env} must be a whole number, got "${raw}"`)
+    const value = Number(raw)
+    if (value < min || value > max) throw new ConfigError(`${env} must be between ${min} and ${max}, got ${value}`)
+    return value
+  }
+}
+
+function nonEmpty(raw: string, env: string): string {
+  if (raw.trim() === '') throw new ConfigError(`${env} must not be empty`)
+  return raw
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent']
+
+function logLevel(raw: string, env: string): LogLevel {
+  const level = raw.toLowerCase() as LogLevel
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`${env} must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`)
+  return level
+}
+
+/** The single declaration of every setting; the README's configuration table mirrors it (a test checks). */
+export const SETTINGS = [
+  { key: 'port', env: 'PORT', default: 3000, description: 'TCP port to listen on (0 picks a free one).', parse: integer(0, 65535) },
+  { key: 'host', env: 'HOST', default: '127.0.0.1', description: 'Interface to bind; set 0.0.0.0 to serve other machines.', parse: nonEmpty },
+  { key: 'dataDir', env: 'DATA_DIR', default: './data', description: 'Directory holding control.sqlite and orgs/<organisationId>.sqlite.', parse: nonEmpty },
+  { key: 'rateLimitPerMinute', env: 'RATE_LIMIT_PER_MINUTE', default: 60, description: 'Counted requests per token in any 60-second sliding window.', parse: integer(1, 1_000_000) },
+  { key: 'demoDailyQuota', env: 'DEMO_DAILY_QUOTA', default: 50, description: 'Counted requests per demo organisation per UTC day.', parse: integer(1, 1_000_000_000) },
+  { key: 'tenantCacheSize', env: 'TENANT_CACHE_SIZE', default: 64, description: 'Tenant SQLite files kept open (LRU); leased handles stay open until released.', parse: integer(1, 100_000) },
+  { key: 'logLevel', env: 'LOG_LEVEL', default: 'info', description: 'debug, info, warn, error or silent; access lines are logged at info.', parse: logLevel },
+  { key: 'exportStallTimeoutMs', env: 'EXPORT_STALL_TIMEOUT_MS', default: 60_000, description: 'A CSV export whose reader takes nothing for this long is aborted and its statement released.', parse: integer(100, 86_400_000) },
+  { key: 'shutdownDrainMs', env: 'SHUTDOWN_DRAIN_MS', default: 30_000, description: 'On SIGTERM/SIGINT, how long in-flight requests and exports may take to finish.', parse: integer(0, 3_600_000) },
+] as const satisfies readonly Setting<keyof Config>[]
+
+/** Builds the configuration from an environment (defaults for what is unset). Throws ConfigError. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const config = {} as Record<keyof Config, unknown>
+  for (const setting of SETTINGS as readonly Setting<keyof Config>[]) {
+    const raw = env[setting.env]
+    config[setting.key] = raw === undefined ? setting.default : setting.parse(raw, setting.env)
+  }
+  return config as Config
+}
+
+/** Defaults with overrides: what tests and the benchmark start from. */
+export function configWith(overrides: Partial<Config>): Config {
+  return { ...loadConfig({}), ...overrides }
+}

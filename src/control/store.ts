@@ -1,0 +1,200 @@
+import type { Database, Statement } from 'bun:sqlite'
+import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
+import { and, asc, eq, getTableColumns, lt, or, sql } from 'drizzle-orm'
+import { join } from 'node:path'
+import { ensurePrivateDirectory, openWritableDatabase } from '../db/files.ts'
+import { migrate } from '../db/migrator.ts'
+import { CONTROL_MIGRATIONS } from './migrations.ts'
+import * as schema from './schema.ts'
+import { apiTokens, demoQuotaUsage, organisations, serviceSettings } from './schema.ts'
+import { newId } from '../ids.ts'
+import { displayPrefix, generateToken, hashToken, randomBase62 } from '../auth/token.ts'
+
+export type Plan = 'demo' | 'paid'
+export type Organisation = typeof organisations.$inferSelect
+export type ApiTokenRecord = Omit<typeof apiTokens.$inferSelect, 'tokenHash'>
+
+/** What the auth step needs to know about a presented token, in one indexed look-up. */
+export interface TokenLookup {
+  tokenId: string
+  organisationId: string
+  revoked: boolean
+  plan: Plan
+  apiEnabled: boolean
+}
+
+/** Every token column but the hash, which never leaves the store. */
+const { tokenHash: _tokenHash, ...TOKEN_COLUMNS } = getTableColumns(apiTokens)
+
+export class ControlStoreError extends Error {}
+
+/** How long a writer waits for another process's write lock (the admin CLI, another server). */
+const BUSY_TIMEOUT_MS = 5000
+
+/**
+ * `DATA_DIR/control.sqlite`: organisations, API tokens, demo-quota counters and service
+ * settings. Migrated when opened, by the server and by the admin CLI alike. Shared by every
+ * process on the same data directory, so every counter lives in SQL, not in memory.
+ */
+export class ControlStore {
+  readonly db: Database
+  readonly orm: BunSQLiteDatabase<typeof schema>
+  private readonly lookupStatement: Statement
+  private readonly consumeQuotaStatement: Statement
+  private readonly quotaCountStatement: Statement
+
+  constructor(readonly dataDir: string) {
+    ensurePrivateDirectory(dataDir)
+    this.db = openWritableDatabase(join(dataDir, 'control.sqlite'), BUSY_TIMEOUT_MS)
+    migrate(this.db, CONTROL_MIGRATIONS)
+    this.orm = drizzle({ client: this.db, schema })
+    // Hot paths: plain prepared statements, parsed once.
+    this.lookupStatement = this.db.prepare(
+      `SELECT t.id AS tokenId, t.organisation_id AS organisationId, t.revoked_at IS NOT NULL AS revoked,
+              o.plan AS plan, o.api_enabled AS apiEnabled
+         FROM api_tokens t JOIN organisations o ON o.id = t.organisation_id
+        WHERE t.token_hash = ?`,
+    )
+    // One statement, so concurrent processes cannot lose an update: the row is incremented only
+    // while under the limit, and RETURNING tells whether this request got a slot.
+    this.consumeQuotaStatement = this.db.prepare(
+      `INSERT INTO demo_quota_usage (organisation_id, day, count) VALUES (?1, ?2, 1)
+       ON CONFLICT (organisation_id, day) DO UPDATE SET count = count + 1 WHERE count < ?3
+       RETURNING count`,
+    )
+    this.quotaCountStatement = this.db.prepare('SELECT count FROM demo_quota_usage WHERE organisation_id = ? AND day = ?')
+  }
+
+  close(): void {
+    this.lookupStatement.finalize()
+    this.consumeQuotaStatement.finalize()
+    this.quotaCountStatement.finalize()
+    this.db.close(false)
+  }
+
+  // ---- organisations -------------------------------------------------------------------------
+
+  createOrganisation(input: { name: string; slug: string; plan: Plan; apiEnabled: boolean; createdAt: string }): Organisation {
+    if (this.findOrganisation(input.slug)) throw new ControlStoreError(`slug "${input.slug}" is already taken`)
+    const organisation: Organisation = { id: newId('org'), ...input }
+    this.orm.insert(organisations).values(organisation).run()
+    return organisation
+  }
+
+  deleteOrganisation(id: string): void {
+    this.orm.delete(organisations).where(eq(organisations.id, id)).run()
+  }
+
+  /** By id or slug. */
+  findOrganisation(idOrSlug: string): Organisation | undefined {
+    return this.orm
+      .select()
+      .from(organisations)
+      .where(or(eq(organisations.id, idOrSlug), eq(organisations.slug, idOrSlug)))
+      .get()
+  }
+
+  listOrganisations(): Organisation[] {
+    return this.orm.select().from(organisations).orderBy(asc(organisations.createdAt), asc(organisations.id)).all()
+  }
+
+  updateOrganisation(id: string, changes: { plan?: Plan; apiEnabled?: boolean }): Organisation {
+    if (Object.keys(changes).length > 0) this.orm.update(organisations).set(changes).where(eq(organisations.id, id)).run()
+    return this.findOrganisation(id)!
+  }
+
+  // ---- tokens --------------------------------------------------------------------------------
+
+  /** Creates a token and returns its plaintext: the only time it exists outside its owner. */
+  createToken(input: { organisationId: string; name: string; createdAt: string }): { record: ApiTokenRecord; token: string } {
+    const token = generateToken()
+    const record: ApiTokenRecord = {
+      id: newId('tok'),
+      organisationId: input.organisationId,
+      name: input.name,
+      displayPrefix: displayPrefix(token),
+      createdAt: input.createdAt,
+      lastUsedAt: null,
+      revokedAt: null,
+    }
+    this.orm.insert(apiTokens).values({ ...record, tokenHash: hashToken(token) }).run()
+    return { record, token }
+  }
+
+  listTokens(organisationId: string): ApiTokenRecord[] {
+    return this.orm
+      .select(TOKEN_COLUMNS)
+      .from(apiTokens)
+      .where(eq(apiTokens.organisationId, organisationId))
+      .orderBy(asc(apiTokens.createdAt), asc(apiTokens.id))
+      .all()
+  }
+
+  findToken(id: string): ApiTokenRecord | undefined {
+    return this.orm.select(TOKEN_COLUMNS).from(apiTokens).where(eq(apiTokens.id, id)).get()
+  }
+
+  /** Revokes a token; revoking twice keeps the first revocation time. */
+  revokeToken(id: string, at: string): ApiTokenRecord | undefined {
+    this.orm
+      .update(apiTokens)
+      .set({ revokedAt: sql`coalesce(${apiTokens.revokedAt}, ${at})` })
+      .where(eq(apiTokens.id, id))
+      .run()
+    return this.findToken(id)
+  }
+
+  /** The token with this SHA-256 hash, revoked or not; one indexed look-up. */
+  lookupToken(tokenHash: string): TokenLookup | undefined {
+    const row = this.lookupStatement.get(tokenHash) as
+      | { tokenId: string; organisationId: string; revoked: number; plan: Plan; apiEnabled: number }
+      | null
+    if (!row) return undefined
+    return { tokenId: row.tokenId, organisationId: row.organisationId, revoked: row.revoked === 1, plan: row.plan, apiEnabled: row.apiEnabled === 1 }
+  }
+
+  /** Writes batched `last used` times in one short transaction. */
+  recordTokenUse(lastUsed: ReadonlyMap<string, string>): void {
+    if (lastUsed.size === 0) return
+    this.db.transaction(() => {
+      for (const [id, at] of lastUsed) {
+        this.orm
+          .update(apiTokens)
+          .set({ lastUsedAt: at })
+          .where(and(eq(apiTokens.id, id), or(sql`${apiTokens.lastUsedAt} IS NULL`, lt(apiTokens.lastUsedAt, at))))
+          .run()
+      }
+    })()
+  }
+
+  // ---- demo quota ----------------------------------------------------------------------------
+
+  /** Takes one request from the organisation's quota for `day` unless `limit` is reached. */
+  consumeDemoQuota(organisationId: string, day: string, limit: number): { allowed: boolean; used: number } {
+    const row = this.consumeQuotaStatement.get(organisationId, day, limit) as { count: number } | null
+    if (row) return { allowed: true, used: row.count }
+    return { allowed: false, used: this.demoQuotaUsed(organisationId, day) }
+  }
+
+  demoQuotaUsed(organisationId: string, day: string): number {
+    const row = this.quotaCountStatement.get(organisationId, day) as { count: number } | null
+    return row?.count ?? 0
+  }
+
+  /** Drops counters of days before `day` (they can never be read again). */
+  pruneDemoQuota(day: string): void {
+    this.orm.delete(demoQuotaUsage).where(lt(demoQuotaUsage.day, day)).run()
+  }
+
+  // ---- settings ------------------------------------------------------------------------------
+
+  /** The key that signs pagination cursors; created once, shared by every process on this data dir. */
+  cursorSigningKey(): string {
+    this.orm
+      .insert(serviceSettings)
+      .values({ key: 'cursor_signing_key', value: randomBase62(43) })
+      .onConflictDoNothing()
+      .run()
+    return this.orm.select().from(serviceSettings).where(eq(serviceSettings.key, 'cursor_signing_key')).get()!.value
+  }
+}

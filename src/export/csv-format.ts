@@ -1,0 +1,44 @@
+import type { TicketRow } from '../tickets/repository.ts'
+
+/**
+ * CSV of ticket rows (decisions.md §10, RFC 4180): comma separator, CRLF line ends, a field
+ * quoted only when it holds a comma, quote, CR or LF (quotes doubled), null as an empty field,
+ * no byte-order mark. Written by hand for these 12 known columns: see the README for the
+ * measurement against fast-csv's formatter.
+ */
+
+export const CSV_HEADER_FIELDS = [
+  'id', 'number', 'queueId', 'locationId', 'status', 'createdAt', 'calledAt', 'completedAt',
+  'cancelledAt', 'skippedAt', 'noShowAt', 'calledByDeviceSessionId',
+] as const
+
+const NEEDS_QUOTES = /[",\r\n]/
+
+export function csvField(value: string | number | null): string {
+  if (value === null) return ''
+  if (typeof value === 'number') return String(value)
+  return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value
+}
+
+export function csvHeader(demo: boolean): string {
+  return CSV_HEADER_FIELDS.join(',') + (demo ? ',demo' : '') + '\r\n'
+}
+
+/** One CSV line (with its CRLF) for a row; `demo` appends the demo column's value. */
+export function csvLine(row: TicketRow, demo: boolean): string {
+  return (
+    csvField(row.id) + ',' +
+    csvField(row.number) + ',' +
+    csvField(row.queueId) + ',' +
+    csvField(row.locationId) + ',' +
+    csvField(row.status) + ',' +
+    csvField(row.createdAt) + ',' +
+    csvField(row.calledAt) + ',' +
+    csvField(row.completedAt) + ',' +
+    csvField(row.cancelledAt) + ',' +
+    csvField(row.skippedAt) + ',' +
+    csvField(row.noShowAt) + ',' +
+    csvField(row.calledByDeviceSessionId) +
+    (demo ? ',1\r\n' : '\r\n')
+  )
+}

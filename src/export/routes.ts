@@ -1,0 +1,66 @@
+import type { Caller } from '../http/gate.ts'
+import type { Logger } from '../logger.ts'
+import type { TenantPool } from '../tenant/pool.ts'
+import { compactInstant } from '../tickets/instant.ts'
+import { parseTicketQuery, type TicketQuery } from '../tickets/query.ts'
+import { acceptsGzip } from './accept-encoding.ts'
+import { createCsvExportStream, type ExportOutcome } from './csv-stream.ts'
+
+export interface ExportDeps {
+  pool: TenantPool
+  stallTimeoutMs: number
+  logger: Logger
+  /** Told when an export starts and ends, so shutdown can wait for running ones. */
+  onStart?: () => void
+  onEnd?: (outcome: ExportOutcome) => void
+}
+
+/** `tickets_<from>_<to>.csv`, demo organisations' prefixed with `demo-` (decisions.md §10). */
+export function exportFileName(query: TicketQuery, demo: boolean): string {
+  return `${demo ? 'demo-' : ''}tickets_${compactInstant(query.fromMs)}_${compactInstant(query.toMs)}.csv`
+}
+
+/**
+ * GET /v1/exports/tickets.csv: every check (query, tenant file, the statement and its first
+ * row) happens before the response starts; then the CSV streams, gzip-compressed on the fly
+ * when the client accepts it.
+ */
+export function exportHandler(deps: ExportDeps) {
+  return (caller: Caller, params: URLSearchParams, request: Request, requestId: string): Response => {
+    const query = parseTicketQuery(params, 'export')
+    const lease = deps.pool.acquire(caller.organisationId)
+    const startedAt = performance.now()
+    const csv = createCsvExportStream({
+      lease,
+      query,
+      demo: caller.demo,
+      stallTimeoutMs: deps.stallTimeoutMs,
+      onEnd: (outcome, stats) => {
+        const fields = {
+          requestId,
+          organisationId: caller.organisationId,
+          outcome,
+          rows: stats.rows,
+          bytes: stats.bytes,
+          durationMs: Math.round(performance.now() - startedAt),
+        }
+        if (outcome === 'failed') deps.logger.error('export_failed', { ...fields, error: String(stats.error) })
+        else deps.logger.info('export_ended', fields)
+        deps.onEnd?.(outcome)
+      },
+    })
+    deps.onStart?.()
+    const headers: Record<string, string> = {
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="${exportFileName(query, caller.demo)}"`,
+      Vary: 'Accept-Encoding',
+    }
+    if (caller.demo) headers['X-Service-Demo'] = '1'
+    if (acceptsGzip(request.headers.get('accept-encoding'))) {
+      headers['Content-Encoding'] = 'gzip'
+      const gzip = new CompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>
+      return new Response(csv.pipeThrough(gzip), { headers })
+    }
+    return new Response(csv, { headers })
+  }
+}

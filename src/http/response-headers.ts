@@ -1,0 +1,32 @@
+/**
+ * Headers every response gets (decisions.md §12, §13): the request id, nosniff, no-store on
+ * data and errors (they are private to one organisation), and CORS: bearer tokens are not
+ * ambient credentials, so any origin may call, and the headers a client needs are exposed.
+ */
+
+export const CORS_EXPOSED_HEADERS = [
+  'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy',
+  'Retry-After', 'Content-Disposition', 'X-Service-Demo', 'X-Request-Id',
+].join(', ')
+
+export function decorateResponse(response: Response, requestId: string, privateData: boolean): Response {
+  const headers = response.headers
+  headers.set('X-Request-Id', requestId)
+  headers.set('X-Content-Type-Options', 'nosniff')
+  headers.set('Access-Control-Allow-Origin', '*')
+  headers.set('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS)
+  if (privateData || response.status >= 400) headers.set('Cache-Control', 'no-store')
+  return response
+}
+
+/** Answer to a CORS preflight: no token needed, 204. */
+export function preflightResponse(): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      'Access-Control-Allow-Methods': 'GET',
+      'Access-Control-Allow-Headers': 'Authorization, X-Request-Id',
+      'Access-Control-Max-Age': '600',
+    },
+  })
+}

@@ -1,0 +1,37 @@
+import { Elysia } from 'elysia'
+import type { Caller } from './gate.ts'
+import { requestInfo } from './request-info.ts'
+
+export interface V1Handlers {
+  admit: (authorization: string | null) => { caller: Caller; headers: Record<string, string> }
+  queues: (caller: Caller, params: URLSearchParams) => unknown
+  tickets: (caller: Caller, params: URLSearchParams) => unknown
+  exportCsv: (caller: Caller, params: URLSearchParams, request: Request, requestId: string) => Response
+}
+
+/** The raw query string's parameters; the framework's own query parsing is not used (see tickets/query.ts). */
+function searchParams(url: string): URLSearchParams {
+  const mark = url.indexOf('?')
+  return new URLSearchParams(mark === -1 ? '' : url.slice(mark + 1))
+}
+
+/**
+ * The three operations of the public contract. The gate runs first for each of them
+ * (token → feature → minute window → demo quota); the query is looked at only after it.
+ */
+export function v1Routes(handlers: V1Handlers) {
+  return new Elysia({ name: 'v1' })
+    .derive(({ request, set }) => {
+      const { caller, headers } = handlers.admit(request.headers.get('authorization'))
+      Object.assign(set.headers, headers)
+      const info = requestInfo(request)
+      info.organisationId = caller.organisationId
+      info.tokenId = caller.tokenId
+      return { caller }
+    })
+    .get('/v1/queues', ({ caller, request }) => handlers.queues(caller, searchParams(request.url)))
+    .get('/v1/tickets', ({ caller, request }) => handlers.tickets(caller, searchParams(request.url)))
+    .get('/v1/exports/tickets.csv', ({ caller, request }) =>
+      handlers.exportCsv(caller, searchParams(request.url), request, requestInfo(request).id),
+    )
+}

@@ -1,0 +1,46 @@
+import { ConfigError, loadConfig } from './config/config.ts'
+import { createLogger } from './logger.ts'
+import { createApp } from './app.ts'
+import { createSampleOrganisationIfEmpty, sampleInstructions } from './bootstrap.ts'
+
+/** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
+let config
+try {
+  config = loadConfig()
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error
+  process.stderr.write(`configuration error: ${error.message}\n`)
+  process.exit(2)
+}
+
+const logger = createLogger(config.logLevel)
+const app = createApp({ config, logger })
+const sample = createSampleOrganisationIfEmpty(app.store, Date.now())
+const server = app.listen()
+const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host
+const baseUrl = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${server.port}`
+logger.info('listening', { url: baseUrl })
+if (sample) process.stderr.write(sampleInstructions(sample, baseUrl, Date.now()))
+
+let stopping = false
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) {
+      // A second signal: the operator does not want to wait for the drain.
+      logger.warn('shutdown_forced', { signal })
+      process.exit(1)
+    }
+    stopping = true
+    logger.info('shutdown_started', { signal, inFlight: app.inFlight(), drainMs: config.shutdownDrainMs })
+    app.close().then(
+      () => {
+        logger.info('shutdown_complete')
+        process.exit(0)
+      },
+      (error) => {
+        logger.error('shutdown_failed', { error: String(error) })
+        process.exit(1)
+      },
+    )
+  })
+}

@@ -1,0 +1,200 @@
+import { Database, type Statement } from 'bun:sqlite'
+import { statSync } from 'node:fs'
+import { LRUCache } from 'lru-cache'
+import type { Logger } from '../logger.ts'
+import { schemaVersion } from '../db/migrator.ts'
+import { isServableTenantVersion } from './migrations.ts'
+import { tenantFilePath, isValidOrganisationId } from './paths.ts'
+
+/** A tenant file that cannot be served: answered 503 `data_unavailable`, never an empty result. */
+export class TenantUnavailableError extends Error {
+  constructor(readonly organisationId: string, readonly reason: string) {
+    super(`tenant data unavailable: ${reason}`)
+    this.name = 'TenantUnavailableError'
+  }
+}
+
+/** One open, read-only connection to a tenant file, shared by every lease on it. */
+class TenantHandle {
+  leases = 0
+  retired = false
+  closed = false
+  private readonly statements = new Map<string, Statement>()
+
+  constructor(
+    readonly organisationId: string,
+    readonly db: Database,
+    /** Identity of the file that was opened, to notice a file replaced under us. */
+    readonly fileIdentity: string,
+  ) {}
+
+  /** A prepared statement cached on this connection (for the short, repeated page queries). */
+  statement(sql: string): Statement {
+    let statement = this.statements.get(sql)
+    if (!statement) {
+      statement = this.db.prepare(sql)
+      this.statements.set(sql, statement)
+    }
+    return statement
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    for (const statement of this.statements.values()) statement.finalize()
+    this.statements.clear()
+    this.db.close(false)
+  }
+}
+
+/** What `acquire` hands out: use `db` until `release()`; call `fail()` when the file broke under a query. */
+export interface TenantLease {
+  readonly organisationId: string
+  readonly db: Database
+  statement(sql: string): Statement
+  release(): void
+  /** Marks the handle broken (it is reopened on the next acquire) and returns the 503 error to throw. */
+  fail(cause: unknown): TenantUnavailableError
+}
+
+export interface TenantPoolOptions {
+  dataDir: string
+  /** How many tenant files stay open when no lease holds them. */
+  maxOpen: number
+  logger: Logger
+}
+
+/**
+ * Leased, reference-counted LRU pool of read-only tenant connections.
+ *
+ * The LRU bounds the handles kept open between requests. Eviction only *retires* a handle: the
+ * last lease's release closes it, so a streaming export is never closed under itself, and the
+ * number of open files stays at most `maxOpen` plus the leases in flight.
+ */
+export class TenantPool {
+  private readonly cache: LRUCache<string, TenantHandle>
+  /** Handles evicted from the cache but still leased. */
+  private readonly retiredInUse = new Set<TenantHandle>()
+  /** Last failure reason logged per organisation, so a broken file is logged once, not per request. */
+  private readonly loggedFailures = new Map<string, string>()
+  private leasesOut = 0
+
+  constructor(private readonly options: TenantPoolOptions) {
+    this.cache = new LRUCache<string, TenantHandle>({
+      max: options.maxOpen,
+      // Not a close: a handle may still be leased (see the class comment).
+      dispose: (handle) => this.retire(handle),
+    })
+  }
+
+  /** Leases the organisation's tenant connection. Throws TenantUnavailableError. */
+  acquire(organisationId: string): TenantLease {
+    const handle = this.openHandle(organisationId)
+    handle.leases++
+    this.leasesOut++
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      handle.leases--
+      this.leasesOut--
+      if (handle.retired && handle.leases === 0) this.closeRetired(handle)
+    }
+    return {
+      organisationId,
+      db: handle.db,
+      statement: (sql) => handle.statement(sql),
+      release,
+      fail: (cause) => {
+        const reason = describeSqliteFailure(cause)
+        if (this.cache.get(organisationId) === handle) this.cache.delete(organisationId)
+        this.noteFailure(organisationId, reason)
+        return new TenantUnavailableError(organisationId, reason)
+      },
+    }
+  }
+
+  /** Counts for tests, readiness and benchmarks. */
+  stats(): { open: number; cached: number; leased: number } {
+    return { open: this.cache.size + this.retiredInUse.size, cached: this.cache.size, leased: this.leasesOut }
+  }
+
+  /** Closes every idle handle and retires the leased ones (they close on release). */
+  close(): void {
+    this.cache.clear()
+  }
+
+  private openHandle(organisationId: string): TenantHandle {
+    if (!isValidOrganisationId(organisationId)) throw new TenantUnavailableError(organisationId, 'invalid organisation id')
+    const path = tenantFilePath(this.options.dataDir, organisationId)
+    const identity = fileIdentity(path)
+    const cached = this.cache.get(organisationId)
+    if (cached && cached.fileIdentity === identity) return cached
+    if (cached) this.cache.delete(organisationId) // the file was replaced or removed
+    if (identity === null) throw this.unavailable(organisationId, 'tenant file missing')
+
+    let db: Database | undefined
+    try {
+      db = new Database(path, { readonly: true })
+      // A reader waits briefly for WAL recovery by a writer, never long: this blocks the event loop.
+      db.exec('PRAGMA busy_timeout = 250')
+      const version = schemaVersion(db)
+      if (!isServableTenantVersion(version)) {
+        db.close(false)
+        throw this.unavailable(organisationId, `unknown tenant schema version ${version}`)
+      }
+      const handle = new TenantHandle(organisationId, db, identity)
+      // Preparing the contract's columns proves the schema is the one we read (and the file a database).
+      handle.statement(SCHEMA_PROBE).get()
+      this.cache.set(organisationId, handle)
+      if (this.loggedFailures.delete(organisationId)) this.options.logger.info('tenant_recovered', { organisationId })
+      return handle
+    } catch (error) {
+      if (error instanceof TenantUnavailableError) throw error
+      db?.close(false)
+      throw this.unavailable(organisationId, describeSqliteFailure(error))
+    }
+  }
+
+  private unavailable(organisationId: string, reason: string): TenantUnavailableError {
+    this.noteFailure(organisationId, reason)
+    return new TenantUnavailableError(organisationId, reason)
+  }
+
+  private noteFailure(organisationId: string, reason: string): void {
+    if (this.loggedFailures.get(organisationId) === reason) return
+    this.loggedFailures.set(organisationId, reason)
+    this.options.logger.error('tenant_unavailable', { organisationId, reason })
+  }
+
+  private retire(handle: TenantHandle): void {
+    handle.retired = true
+    if (handle.leases === 0) handle.close()
+    else this.retiredInUse.add(handle)
+  }
+
+  private closeRetired(handle: TenantHandle): void {
+    this.retiredInUse.delete(handle)
+    handle.close()
+  }
+}
+
+/** Every column of the contract that the API reads; fails to prepare on a foreign schema. */
+const SCHEMA_PROBE = `SELECT
+  (SELECT count(*) FROM (SELECT id, name, slug FROM locations LIMIT 1)),
+  (SELECT count(*) FROM (SELECT id, location_id, name, slug, status FROM queues LIMIT 1)),
+  (SELECT count(*) FROM (SELECT id, number, queue_id, location_id, status, created_at, called_at, completed_at,
+     cancelled_at, skipped_at, no_show_at, called_by_device_session_id FROM tickets LIMIT 1))`
+
+/** dev:inode of the file, or null when it does not exist. */
+function fileIdentity(path: string): string | null {
+  const stat = statSync(path, { throwIfNoEntry: false })
+  return stat ? `${stat.dev}:${stat.ino}` : null
+}
+
+/** A log-safe reason (SQLite's code and message; never a path). */
+function describeSqliteFailure(error: unknown): string {
+  const code = (error as { code?: unknown })?.code
+  const message = error instanceof Error ? error.message : String(error)
+  return typeof code === 'string' ? `${code}: ${message}` : message
+}

@@ -1,0 +1,60 @@
+import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core'
+
+/**
+ * Drizzle schema of a tenant file `DATA_DIR/orgs/<organisationId>.sqlite`, exactly the contract
+ * of decisions.md §1 (written by the administration application; read-only for the API).
+ */
+
+export const locations = sqliteTable('locations', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  slug: text('slug').notNull(),
+})
+
+export const queues = sqliteTable('queues', {
+  id: text('id').primaryKey(),
+  locationId: text('location_id').notNull().references(() => locations.id),
+  name: text('name').notNull(),
+  slug: text('slug').notNull(),
+  status: text('status').notNull().default('ACTIVE'),
+})
+
+export const deviceSessions = sqliteTable('device_sessions', {
+  id: text('id').primaryKey(),
+  locationId: text('location_id').references(() => locations.id),
+  deviceName: text('device_name'),
+  startedAt: text('started_at').notNull(),
+  endedAt: text('ended_at'),
+})
+
+export const TICKET_STATUSES = ['WAITING', 'CALLED', 'COMPLETED', 'CANCELED', 'SKIPPED', 'NO_SHOW'] as const
+export type TicketStatus = (typeof TICKET_STATUSES)[number]
+
+export const tickets = sqliteTable(
+  'tickets',
+  {
+    id: text('id').primaryKey(),
+    number: integer('number').notNull(),
+    queueId: text('queue_id').notNull().references(() => queues.id),
+    locationId: text('location_id').notNull().references(() => locations.id),
+    status: text('status', { enum: TICKET_STATUSES }).notNull(),
+    createdAt: text('created_at').notNull(),
+    calledAt: text('called_at'),
+    completedAt: text('completed_at'),
+    cancelledAt: text('cancelled_at'),
+    skippedAt: text('skipped_at'),
+    noShowAt: text('no_show_at'),
+    calledByDeviceSessionId: text('called_by_device_session_id').references(() => deviceSessions.id),
+    // Typed by the customer, or the secret that lets a customer reach the ticket: NEVER served.
+    customerName: text('customer_name'),
+    notes: text('notes'),
+    partySize: integer('party_size'),
+    bearerHash: text('bearer_hash'),
+  },
+  (table) => [
+    index('tickets_created_at_id').on(table.createdAt, table.id),
+    index('tickets_queue_created').on(table.queueId, table.createdAt, table.id),
+    index('tickets_location_created').on(table.locationId, table.createdAt, table.id),
+    index('tickets_status_created').on(table.status, table.createdAt, table.id),
+  ],
+)

@@ -1,0 +1,56 @@
+import { timingSafeEqual } from 'node:crypto'
+import { invalidParam } from '../http/errors.ts'
+import type { TicketQuery } from './query.ts'
+
+/** Position of the last row of a page: the keyset (createdAt, id). */
+export interface CursorPosition {
+  createdAt: string
+  id: string
+}
+
+/**
+ * Opaque pagination cursors: `base64url(position) . base64url(HMAC)`. The HMAC covers the
+ * organisation, a fingerprint of the query (the instants of from and to and the sets of filter
+ * values; not the limit, which may change between pages) and the position. A cursor of another
+ * query or organisation, or one that was altered, fails the check and is answered 400.
+ */
+export class CursorCodec {
+  constructor(private readonly signingKey: string) {}
+
+  encode(organisationId: string, query: TicketQuery, position: CursorPosition): string {
+    const payload = Buffer.from(JSON.stringify([position.createdAt, position.id])).toString('base64url')
+    return `${payload}.${this.sign(organisationId, query, payload)}`
+  }
+
+  /** The position carried by `cursor`; throws 400 `param: cursor` unless it belongs to this query. */
+  decode(organisationId: string, query: TicketQuery, cursor: string): CursorPosition {
+    const dot = cursor.indexOf('.')
+    const payload = cursor.slice(0, dot)
+    const signature = cursor.slice(dot + 1)
+    if (dot <= 0 || !timingSafeEqualText(signature, this.sign(organisationId, query, payload))) throw invalidCursor()
+    try {
+      const position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown
+      if (Array.isArray(position) && position.length === 2 && typeof position[0] === 'string' && typeof position[1] === 'string') {
+        return { createdAt: position[0], id: position[1] }
+      }
+    } catch {
+      // fall through: a signed payload that does not parse is still not a cursor of ours
+    }
+    throw invalidCursor()
+  }
+
+  private sign(organisationId: string, query: TicketQuery, payload: string): string {
+    const fingerprint = JSON.stringify([1, organisationId, query.fromMs, query.toMs, query.queueIds, query.locationIds, query.statuses, payload])
+    const mac = new Bun.CryptoHasher('sha256', this.signingKey).update(fingerprint).digest()
+    return mac.subarray(0, 16).toString('base64url')
+  }
+}
+
+function invalidCursor() {
+  return invalidParam('cursor', `Parameter 'cursor' is not a nextCursor of this query; keep from, to and the filters of the first page, or start again without a cursor.`)
+}
+
+function timingSafeEqualText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false
+  return timingSafeEqual(Buffer.from(a), Buffer.from(b))
+}

@@ -1,0 +1,113 @@
+import { invalidParam } from '../http/errors.ts'
+import { TICKET_STATUSES, type TicketStatus } from '../tenant/schema.ts'
+import { canonicalInstant, parseInstant } from './instant.ts'
+
+/**
+ * The query of GET /v1/tickets and GET /v1/exports/tickets.csv (decisions.md §7), parsed from
+ * the raw URLSearchParams rather than by the framework: Elysia's coercion splits values on
+ * commas, keeps the last of a repeated scalar and drops unknown keys, and the contract forbids
+ * all three. Pure: no HTTP, no database; every failure is a 400 that names the parameter.
+ */
+
+export const MAX_RANGE_MS = 90 * 86_400_000
+export const DEFAULT_LIMIT = 100
+export const MAX_LIMIT = 500
+/** Guards against pathological requests; a real filter names a few dozen ids at most. */
+export const MAX_FILTER_VALUES = 1000
+
+export interface TicketQuery {
+  fromMs: number
+  toMs: number
+  /** Canonical 24-character UTC forms, compared as text with the stored timestamps. */
+  from: string
+  to: string
+  /** Sorted, without duplicates: the same set in any order is the same query. */
+  queueIds: string[]
+  locationIds: string[]
+  statuses: TicketStatus[]
+  limit: number
+  /** Raw cursor as given; verified against the query by the cursor codec. */
+  cursor: string | null
+}
+
+export type TicketEndpoint = 'page' | 'export'
+
+const REPEATABLE = new Set(['queueId', 'locationId', 'status'])
+const SINGLE = { page: new Set(['from', 'to', 'cursor', 'limit']), export: new Set(['from', 'to']) }
+const PAGE_ONLY = new Set(['cursor', 'limit'])
+
+/** Parses and checks the query; throws ApiError(invalid_request) naming the parameter. */
+export function parseTicketQuery(params: URLSearchParams, endpoint: TicketEndpoint): TicketQuery {
+  const single = new Map<string, string>()
+  const repeated = { queueId: new Set<string>(), locationId: new Set<string>(), status: new Set<string>() }
+  let filterValues = 0
+
+  for (const [name, value] of params) {
+    const isSingle = SINGLE[endpoint].has(name)
+    if (!isSingle && !REPEATABLE.has(name)) {
+      if (endpoint === 'export' && PAGE_ONLY.has(name)) {
+        throw invalidParam(name, `Parameter '${name}' is not accepted by the CSV export, which returns the whole range in one response.`)
+      }
+      throw invalidParam(name, `Unknown query parameter '${printable(name)}'.`)
+    }
+    if (value === '') throw invalidParam(name, `Parameter '${name}' must not be empty.`)
+    if (isSingle) {
+      if (single.has(name)) throw invalidParam(name, `Parameter '${name}' may be given only once.`)
+      single.set(name, value)
+    } else {
+      if (++filterValues > MAX_FILTER_VALUES) throw invalidParam(name, `At most ${MAX_FILTER_VALUES} filter values may be given.`)
+      repeated[name as keyof typeof repeated].add(value)
+    }
+  }
+
+  const fromMs = requiredInstant(single, 'from')
+  const toMs = requiredInstant(single, 'to')
+  if (fromMs >= toMs) throw invalidParam('to', `Parameter 'to' must be later than 'from' ('to' is exclusive).`)
+  if (toMs - fromMs > MAX_RANGE_MS) {
+    throw invalidParam('to', `The range from 'from' to 'to' must not exceed 90 days; split longer history into several requests.`)
+  }
+
+  for (const status of repeated.status) {
+    if (!(TICKET_STATUSES as readonly string[]).includes(status)) {
+      throw invalidParam('status', `Parameter 'status' must be one of ${TICKET_STATUSES.join(', ')}; got '${printable(status)}'.`)
+    }
+  }
+
+  return {
+    fromMs,
+    toMs,
+    from: canonicalInstant(fromMs),
+    to: canonicalInstant(toMs),
+    queueIds: sorted(repeated.queueId),
+    locationIds: sorted(repeated.locationId),
+    statuses: sorted(repeated.status) as TicketStatus[],
+    limit: parseLimit(single.get('limit')),
+    cursor: single.get('cursor') ?? null,
+  }
+}
+
+function requiredInstant(single: Map<string, string>, name: 'from' | 'to'): number {
+  const raw = single.get(name)
+  if (raw === undefined) throw invalidParam(name, `Parameter '${name}' is required (an RFC 3339 date-time such as 2026-03-01T00:00:00Z, or a date).`)
+  const result = parseInstant(raw)
+  if (!result.ok) throw invalidParam(name, `Parameter '${name}' ${result.reason}.`)
+  return result.ms
+}
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_LIMIT
+  const digits = /^\d+$/.test(raw) ? raw.replace(/^0+(?=\d)/, '') : null
+  const value = digits !== null && digits.length <= 3 ? Number(digits) : NaN
+  if (!(value >= 1 && value <= MAX_LIMIT)) throw invalidParam('limit', `Parameter 'limit' must be a whole number from 1 to ${MAX_LIMIT}.`)
+  return value
+}
+
+function sorted(values: Set<string>): string[] {
+  return [...values].sort()
+}
+
+/** Quotes a client's value in a message without echoing control characters or a huge string. */
+function printable(value: string): string {
+  const clean = value.replace(/[\u0000-\u001f\u007f]/g, '?')
+  return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean
+}

@@ -1,0 +1,136 @@
+import type { Statement } from 'bun:sqlite'
+import { and, asc, eq, gte, lt, sql, type SQL } from 'drizzle-orm'
+import { QueryBuilder, type SQLiteColumn } from 'drizzle-orm/sqlite-core'
+import { tickets } from '../tenant/schema.ts'
+import type { TenantLease } from '../tenant/pool.ts'
+import type { TicketQuery } from './query.ts'
+import type { CursorPosition } from './cursor.ts'
+
+/** A ticket as served: the 12 contract fields, in the contract's order. */
+export interface TicketRow {
+  id: string
+  number: number
+  queueId: string
+  locationId: string
+  status: string
+  createdAt: string
+  calledAt: string | null
+  completedAt: string | null
+  cancelledAt: string | null
+  skippedAt: string | null
+  noShowAt: string | null
+  calledByDeviceSessionId: string | null
+}
+
+/** The columns of TicketRow, aliased to the contract's names. The personal columns are never read. */
+const TICKET_COLUMNS = {
+  id: tickets.id,
+  number: tickets.number,
+  queueId: sql<string>`${tickets.queueId}`.as('queueId'),
+  locationId: sql<string>`${tickets.locationId}`.as('locationId'),
+  status: tickets.status,
+  createdAt: sql<string>`${tickets.createdAt}`.as('createdAt'),
+  calledAt: sql<string | null>`${tickets.calledAt}`.as('calledAt'),
+  completedAt: sql<string | null>`${tickets.completedAt}`.as('completedAt'),
+  cancelledAt: sql<string | null>`${tickets.cancelledAt}`.as('cancelledAt'),
+  skippedAt: sql<string | null>`${tickets.skippedAt}`.as('skippedAt'),
+  noShowAt: sql<string | null>`${tickets.noShowAt}`.as('noShowAt'),
+  calledByDeviceSessionId: sql<string | null>`${tickets.calledByDeviceSessionId}`.as('calledByDeviceSessionId'),
+}
+
+export const TICKET_FIELDS = Object.keys(TICKET_COLUMNS) as (keyof TicketRow)[]
+
+type ParamName = 'from' | 'to' | 'queueId' | 'locationId' | 'status' | 'afterCreatedAt' | 'afterId' | 'limit'
+
+/** SQL of one query shape and the order in which its parameters bind. */
+interface CompiledQuery {
+  sql: string
+  params: ParamName[]
+}
+
+const builder = new QueryBuilder()
+const compiled = new Map<string, CompiledQuery>()
+
+/**
+ * A filter on one column: absent, one value (`=`, which lets the planner walk a
+ * (column, created_at, id) index in order), or several (a JSON array probed with json_each, so
+ * that the SQL text, and with it the prepared statement, does not depend on how many values).
+ */
+function filterShape(values: readonly string[]): 'none' | 'one' | 'many' {
+  return values.length === 0 ? 'none' : values.length === 1 ? 'one' : 'many'
+}
+
+function filterCondition(column: SQLiteColumn, name: ParamName, shape: 'none' | 'one' | 'many'): SQL | undefined {
+  if (shape === 'none') return undefined
+  if (shape === 'one') return eq(column, sql.placeholder(name))
+  // The unary `+` keeps the planner off a (column, created_at, id) index here: walked for several
+  // values, that index yields rows out of order and needs a temporary B-tree sort of the range.
+  return sql`+${column} IN (SELECT value FROM json_each(${sql.placeholder(name)}))`
+}
+
+/**
+ * Builds (once per shape) the keyset query: rows of [from, to) matching the filters, after the
+ * cursor position, in (created_at, id) order. `withLimit` is false for the CSV export.
+ */
+export function compileTicketQuery(query: TicketQuery, afterCursor: boolean, withLimit: boolean): CompiledQuery {
+  const shapes = [filterShape(query.queueIds), filterShape(query.locationIds), filterShape(query.statuses)] as const
+  const key = `${shapes.join(',')}|${afterCursor}|${withLimit}`
+  let result = compiled.get(key)
+  if (result) return result
+
+  const conditions = [
+    gte(tickets.createdAt, sql.placeholder('from')),
+    lt(tickets.createdAt, sql.placeholder('to')),
+    filterCondition(tickets.queueId, 'queueId', shapes[0]),
+    filterCondition(tickets.locationId, 'locationId', shapes[1]),
+    filterCondition(tickets.status, 'status', shapes[2]),
+    afterCursor
+      ? sql`(${tickets.createdAt}, ${tickets.id}) > (${sql.placeholder('afterCreatedAt')}, ${sql.placeholder('afterId')})`
+      : undefined,
+  ]
+  const select = builder
+    .select(TICKET_COLUMNS)
+    .from(tickets)
+    .where(and(...conditions))
+    .orderBy(asc(tickets.createdAt), asc(tickets.id))
+  const built = withLimit ? select.limit(sql.placeholder('limit')).toSQL() : select.toSQL()
+  result = {
+    sql: built.sql,
+    params: built.params.map((param) => (param as { name: ParamName }).name),
+  }
+  compiled.set(key, result)
+  return result
+}
+
+/** The values to bind, in the compiled order. */
+export function bindValues(compiledQuery: CompiledQuery, query: TicketQuery, after: CursorPosition | null, limit?: number): (string | number)[] {
+  const list = (values: readonly string[]) => (values.length === 1 ? values[0]! : JSON.stringify(values))
+  const values: Record<ParamName, string | number | undefined> = {
+    from: query.from,
+    to: query.to,
+    queueId: list(query.queueIds),
+    locationId: list(query.locationIds),
+    status: list(query.statuses),
+    afterCreatedAt: after?.createdAt,
+    afterId: after?.id,
+    limit,
+  }
+  return compiledQuery.params.map((name) => values[name]!)
+}
+
+/** One page: up to `limit` rows after `after`, and whether another matching row exists. */
+export function readTicketPage(lease: TenantLease, query: TicketQuery, after: CursorPosition | null): { rows: TicketRow[]; hasMore: boolean } {
+  const compiledQuery = compileTicketQuery(query, after !== null, true)
+  const statement = lease.statement(compiledQuery.sql)
+  // One extra row tells whether a next page exists without a second query.
+  const rows = statement.all(...bindValues(compiledQuery, query, after, query.limit + 1)) as TicketRow[]
+  const hasMore = rows.length > query.limit
+  if (hasMore) rows.length = query.limit
+  return { rows, hasMore }
+}
+
+/** A statement of its own for a streamed export (not the cached one: a second use would reset it). */
+export function prepareTicketExport(lease: TenantLease, query: TicketQuery): { statement: Statement; values: (string | number)[] } {
+  const compiledQuery = compileTicketQuery(query, false, false)
+  return { statement: lease.db.prepare(compiledQuery.sql), values: bindValues(compiledQuery, query, null) }
+}
