@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { Database } from 'bun:sqlite'
+import { startServer, type TestServer } from '../support/harness.ts'
+import { tenantFilePath } from '../../src/tenant/paths.ts'
+
+/** Every error body has exactly the shape of decisions.md §9. */
+async function expectErrorShape(response: Response, status: number, code: string) {
+  expect(response.status).toBe(status)
+  expect(response.headers.get('content-type')).toBe('application/json')
+  expect(response.headers.get('cache-control')).toBe('no-store')
+  expect(response.headers.get('x-content-type-options')).toBe('nosniff')
+  const body = (await response.json()) as Record<string, unknown>
+  expect(body.error).toBe(code)
+  expect(typeof body.message).toBe('string')
+  expect((body.message as string).length).toBeGreaterThan(10)
+  expect(body.requestId).toBe(response.headers.get('x-request-id')!)
+  return body
+}
+
+describe('routing and error bodies', () => {
+  let server: TestServer
+  let token: string
+  let orgId: string
+
+  beforeAll(async () => {
+    server = await startServer()
+    ;({ token, org: { id: orgId } } = server.organisation())
+  })
+  afterAll(() => server.close())
+
+  test('unknown path: 404 without a token, counting nothing', async () => {
+    await expectErrorShape(await server.get('/v2/queues'), 404, 'not_found')
+    const response = await server.get('/v1/queues/extra', token)
+    await expectErrorShape(response, 404, 'not_found')
+    expect(server.app.limiter.size).toBe(0)
+  })
+
+  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']) {
+    test(`${method} on an operation: 405 with Allow: GET`, async () => {
+      const response = await fetch(`${server.base}/v1/tickets`, { method, headers: { Authorization: `Bearer ${token}` } })
+      expect(response.status).toBe(405)
+      expect(response.headers.get('allow')).toBe('GET')
+      if (method !== 'HEAD') await expectErrorShape(response, 405, 'method_not_allowed')
+    })
+  }
+
+  test('POST to an unknown path is 404', async () => {
+    const response = await fetch(`${server.base}/v1/nothing`, { method: 'POST', body: 'x' })
+    await expectErrorShape(response, 404, 'not_found')
+  })
+
+  test('CORS preflight: 204 without a token', async () => {
+    const response = await fetch(`${server.base}/v1/exports/tickets.csv`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://dashboard.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' },
+    })
+    expect(response.status).toBe(204)
+    expect(response.headers.get('access-control-allow-origin')).toBe('*')
+    expect(response.headers.get('access-control-allow-headers')).toContain('Authorization')
+    expect(response.headers.get('access-control-allow-methods')).toBe('GET')
+  })
+
+  test('X-Request-Id: a plain client id is echoed, anything else replaced', async () => {
+    const echoed = await server.get('/healthz', null, { 'X-Request-Id': 'loader-run-42' })
+    expect(echoed.headers.get('x-request-id')).toBe('loader-run-42')
+    const replaced = await server.get('/healthz', null, { 'X-Request-Id': '<script>' + 'x'.repeat(100) })
+    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  test('healthz and readyz answer without a token', async () => {
+    expect(await (await server.get('/healthz')).json()).toEqual({ status: 'ok' })
+    expect(await (await server.get('/readyz')).json()).toEqual({ status: 'ready' })
+  })
+
+  test('missing tenant file: 503 data_unavailable with rate-limit headers, never an empty result', async () => {
+    const { org, token: brokenToken } = server.organisation()
+    rmSync(tenantFilePath(server.dataDir, org.id))
+    for (const path of ['/v1/queues', '/v1/tickets?from=2026-03-01&to=2026-03-02', '/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-02']) {
+      const response = await server.get(path, brokenToken)
+      await expectErrorShape(response, 503, 'data_unavailable')
+      expect(response.headers.get('x-ratelimit-remaining')).not.toBeNull()
+    }
+    // The other organisation is unaffected.
+    expect((await server.get('/v1/queues', token)).status).toBe(200)
+    expect(server.logger.lines.filter((l) => l.includes('tenant_unavailable') && l.includes(org.id))).toHaveLength(1)
+    void orgId
+  })
+
+  test('access log: one JSON line per request, with ids and never the token', async () => {
+    server.logger.lines.length = 0
+    await server.get('/v1/queues?svc_leak=svc_abcdefghijklmnopqrstuvwxyz', token, { 'X-Request-Id': 'log-check' })
+    const lines = server.logger.lines.map((l) => JSON.parse(l))
+    const access = lines.find((l) => l.event === 'request' && l.requestId === 'log-check')
+    expect(access).toMatchObject({ method: 'GET', path: '/v1/queues', status: 400, organisationId: orgId })
+    expect(access.tokenId).toMatch(/^tok_/)
+    expect(typeof access.durationMs).toBe('number')
+    expect(server.logger.lines.join('\n')).not.toContain(token)
+    expect(server.logger.lines.join('\n')).not.toContain('svc_abcdefghijklmnopqrstuvwxyz')
+  })
+})
+
+describe('unexpected failures', () => {
+  test('500 says nothing internal; the log has the detail', async () => {
+    const server = await startServer()
+    const { token } = server.organisation()
+    // An operator's mistake under the running server: the token table is gone.
+    const control = new Database(join(server.dataDir, 'control.sqlite'))
+    control.exec('ALTER TABLE api_tokens RENAME TO api_tokens_gone')
+    const response = await server.get('/v1/queues', token)
+    const body = await expectErrorShape(response, 500, 'internal')
+    expect(JSON.stringify(body)).not.toMatch(/sqlite|select|\/tmp|at .*\.ts/i)
+    expect(server.logger.lines.some((l) => l.includes('unhandled_error') && l.includes(body.requestId as string))).toBe(true)
+    expect((await server.get('/readyz')).status).toBe(200)
+    control.exec('ALTER TABLE organisations RENAME TO organisations_gone')
+    await expectErrorShape(await server.get('/readyz'), 503, 'data_unavailable')
+    control.close()
+    await server.close()
+  })
+})

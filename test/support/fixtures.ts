@@ -1,0 +1,77 @@
+import type { Database } from 'bun:sqlite'
+
+/**
+ * Canary values written into the personal columns of every fixture ticket. They must never
+ * appear in any response or log line; tests grep for them.
+ */
+export const CANARY = {
+  customerName: 'CANARY-customer-Zoë-7f3a',
+  notes: 'CANARY-notes-allergic-to-queues',
+  partySize: 987_654_321,
+  bearerHash: 'canarybearerhash0123456789abcdef0123456789abcdef0123456789abcd',
+} as const
+
+export interface FixtureTicket {
+  id: string
+  number: number
+  queueId: string
+  locationId: string
+  status: string
+  createdAt: string
+  calledAt?: string | null
+  completedAt?: string | null
+  cancelledAt?: string | null
+  skippedAt?: string | null
+  noShowAt?: string | null
+  calledByDeviceSessionId?: string | null
+}
+
+/** Locations and queues of the standard fixture: UTF-8 names, an empty location, an inactive queue. */
+export function writeStructure(db: Database): void {
+  db.exec(`
+    INSERT INTO locations (id, name, slug) VALUES
+      ('loc_b', 'Zürich Hauptbahnhof', 'zurich-hb'),
+      ('loc_a', 'Amsterdam Centraal', 'amsterdam'),
+      ('loc_empty', 'Ålesund (no queues yet)', 'alesund'),
+      ('loc_a2', 'Amsterdam Centraal', 'amsterdam-2');
+    INSERT INTO queues (id, location_id, name, slug, status) VALUES
+      ('q_pay', 'loc_a', 'Payments', 'payments', 'ACTIVE'),
+      ('q_id', 'loc_a', 'ID & Passports', 'id', 'ACTIVE'),
+      ('q_old', 'loc_a', 'Archive desk', 'archive', 'INACTIVE'),
+      ('q_zh', 'loc_b', 'Schalter 1 — Ämter', 'schalter-1', 'ACTIVE'),
+      ('q_a2', 'loc_a2', 'General', 'general', 'ACTIVE');
+    INSERT INTO device_sessions (id, location_id, device_name, started_at, ended_at) VALUES
+      ('dev_1', 'loc_a', 'Desk 1', '2026-03-01T07:00:00.000Z', NULL);
+  `)
+}
+
+/** Inserts tickets with the canary values in their personal columns. */
+export function writeTickets(db: Database, tickets: FixtureTicket[]): void {
+  const insert = db.prepare(
+    `INSERT INTO tickets (id, number, queue_id, location_id, status, created_at, called_at, completed_at, cancelled_at,
+       skipped_at, no_show_at, called_by_device_session_id, customer_name, notes, party_size, bearer_hash)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+  db.transaction(() => {
+    for (const t of tickets) {
+      insert.run(
+        t.id, t.number, t.queueId, t.locationId, t.status, t.createdAt,
+        t.calledAt ?? null, t.completedAt ?? null, t.cancelledAt ?? null, t.skippedAt ?? null, t.noShowAt ?? null,
+        t.calledByDeviceSessionId ?? null,
+        CANARY.customerName, CANARY.notes, CANARY.partySize, CANARY.bearerHash,
+      )
+    }
+  })()
+}
+
+/** A small fixed set of tickets across the fixture's queues, with ties on createdAt. */
+export function standardTickets(): FixtureTicket[] {
+  return [
+    { id: 't-001', number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: '2026-03-02T09:00:00.000Z', calledAt: '2026-03-02T09:05:00.000Z', completedAt: '2026-03-02T09:10:00.000Z', calledByDeviceSessionId: 'dev_1' },
+    { id: 't-002', number: 2, queueId: 'q_pay', locationId: 'loc_a', status: 'CANCELED', createdAt: '2026-03-02T09:00:00.000Z', cancelledAt: '2026-03-02T09:03:00.000Z' },
+    { id: 't-003', number: 1, queueId: 'q_id', locationId: 'loc_a', status: 'NO_SHOW', createdAt: '2026-03-02T10:00:00.000Z', calledAt: '2026-03-02T10:20:00.000Z', noShowAt: '2026-03-02T10:25:00.000Z', calledByDeviceSessionId: 'dev_1' },
+    { id: 't-004', number: 1, queueId: 'q_zh', locationId: 'loc_b', status: 'SKIPPED', createdAt: '2026-03-03T08:00:00.000Z', calledAt: '2026-03-03T08:01:00.000Z', skippedAt: '2026-03-03T08:02:00.000Z' },
+    { id: 't-005', number: 2, queueId: 'q_zh', locationId: 'loc_b', status: 'WAITING', createdAt: '2026-03-03T08:30:00.000Z' },
+    { id: 't-006', number: 3, queueId: 'q_zh', locationId: 'loc_b', status: 'CALLED', createdAt: '2026-03-03T08:45:00.000Z', calledAt: '2026-03-03T08:50:00.000Z', calledByDeviceSessionId: 'dev_1' },
+  ]
+}

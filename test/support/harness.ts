@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Database } from 'bun:sqlite'
+import { createApp, type App } from '../../src/app.ts'
+import { configWith, type Config } from '../../src/config/config.ts'
+import { ManualClock } from '../../src/clock.ts'
+import { memoryLogger } from '../../src/logger.ts'
+import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
+import type { ControlStore, Organisation } from '../../src/control/store.ts'
+import { tenantFilePath } from '../../src/tenant/paths.ts'
+
+/** A fresh temporary data directory, removed by `cleanup`. */
+export function tempDataDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'qa-api-test-'))
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+export interface TestServer {
+  app: App
+  base: string
+  clock: ManualClock
+  logger: ReturnType<typeof memoryLogger>
+  dataDir: string
+  config: Config
+  get(path: string, token?: string | null, headers?: Record<string, string>): Promise<Response>
+  /** Creates an organisation (tenant file included) and a token for it. */
+  organisation(options?: { plan?: 'demo' | 'paid'; apiEnabled?: boolean; name?: string }): { org: Organisation; token: string }
+  token(organisationId: string, name?: string): { id: string; token: string }
+  close(): Promise<void>
+}
+
+/** The real app on a real port (listen(0)) over real SQLite files in a temp directory. */
+export async function startServer(overrides: Partial<Config> = {}, options: { dataDir?: string; clock?: ManualClock } = {}): Promise<TestServer> {
+  const temp = options.dataDir ? null : tempDataDir()
+  const dataDir = options.dataDir ?? temp!.dir
+  const clock = options.clock ?? new ManualClock()
+  const logger = memoryLogger('debug')
+  const config = configWith({ dataDir, host: '127.0.0.1', port: 0, ...overrides })
+  const app = createApp({ config, logger, clock })
+  const server = app.listen(0)
+  const base = `http://127.0.0.1:${server.port}`
+  let counter = 0
+  const token = (organisationId: string, name = 'test token') => {
+    const { record, token } = app.store.createToken({ organisationId, name, createdAt: new Date(clock.now()).toISOString() })
+    return { id: record.id, token }
+  }
+  return {
+    app,
+    base,
+    clock,
+    logger,
+    dataDir,
+    config,
+    get(path, bearer, headers = {}) {
+      const all: Record<string, string> = { ...headers }
+      if (bearer) all.Authorization = `Bearer ${bearer}`
+      return fetch(base + path, { headers: all })
+    },
+    organisation(opts = {}) {
+      const org = createOrganisationWithTenant(app.store, {
+        name: opts.name ?? `Test Organisation ${++counter}`,
+        slug: `test-org-${counter}-${Math.random().toString(36).slice(2, 8)}`,
+        plan: opts.plan ?? 'paid',
+        apiEnabled: opts.apiEnabled ?? true,
+        now: clock.now(),
+      })
+      return { org, token: token(org.id).token }
+    },
+    token,
+    async close() {
+      await app.close(0)
+      temp?.cleanup()
+    },
+  }
+}
+
+/** Opens an organisation's tenant file for writing, as the administration application would. */
+export function openTenant(store: ControlStore | string, organisationId: string): Database {
+  const dataDir = typeof store === 'string' ? store : store.dataDir
+  const db = new Database(tenantFilePath(dataDir, organisationId))
+  db.exec('PRAGMA busy_timeout = 5000')
+  return db
+}

@@ -1,0 +1,34 @@
+import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { ConfigError, loadConfig, SETTINGS } from '../../src/config/config.ts'
+
+describe('loadConfig', () => {
+  test('defaults work on a fresh machine', () => {
+    expect(loadConfig({})).toMatchObject({ port: 3000, host: '127.0.0.1', dataDir: './data', rateLimitPerMinute: 60, demoDailyQuota: 50, logLevel: 'info' })
+  })
+
+  test('values from the environment', () => {
+    const config = loadConfig({ PORT: '8080', DATA_DIR: '/srv/qa', RATE_LIMIT_PER_MINUTE: '120', DEMO_DAILY_QUOTA: '10', TENANT_CACHE_SIZE: '8', LOG_LEVEL: 'WARN' })
+    expect(config).toMatchObject({ port: 8080, dataDir: '/srv/qa', rateLimitPerMinute: 120, demoDailyQuota: 10, tenantCacheSize: 8, logLevel: 'warn' })
+  })
+
+  const invalid: [string, string][] = [
+    ['PORT', 'eighty'], ['PORT', '70000'], ['PORT', '-1'], ['RATE_LIMIT_PER_MINUTE', '0'], ['DEMO_DAILY_QUOTA', '1.5'],
+    ['TENANT_CACHE_SIZE', ''], ['LOG_LEVEL', 'loud'], ['DATA_DIR', ' '], ['HOST', ''], ['EXPORT_STALL_TIMEOUT_MS', '10'],
+  ]
+  for (const [name, value] of invalid) {
+    test(`${name}=${JSON.stringify(value)} stops start-up with a message naming it`, () => {
+      expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
+      expect(() => loadConfig({ [name]: value })).toThrow(name)
+    })
+  }
+
+  test('every setting is documented in the README with its default', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    for (const setting of SETTINGS) {
+      const row = readme.split('\n').find((line) => line.startsWith(`| \`${setting.env}\``))
+      expect(row, `README row for ${setting.env}`).toBeDefined()
+      expect(row!).toContain(`\`${String(setting.default)}\``)
+    }
+  })
+})

@@ -1,0 +1,80 @@
+import { describe, expect, test } from 'bun:test'
+import { SlidingWindowLimiter } from '../../src/limits/sliding-window.ts'
+
+const T0 = 1_000_000
+
+/** Counts a request if allowed, as the gate does; `allowed` tells whether this one was counted. */
+function hit(limiter: SlidingWindowLimiter, key: string, now: number) {
+  const state = limiter.peek(key, now)
+  return state.allowed ? { ...limiter.record(key, now), allowed: true } : state
+}
+
+describe('SlidingWindowLimiter', () => {
+  test('60 pass, the 61st is refused with Retry-After until the oldest leaves', () => {
+    const limiter = new SlidingWindowLimiter(60)
+    for (let i = 0; i < 60; i++) {
+      const state = hit(limiter, 'k', T0 + i * 100)
+      expect(state.allowed).toBe(true)
+      expect(state.remaining).toBe(59 - i)
+    }
+    const refused = hit(limiter, 'k', T0 + 6000)
+    expect(refused).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 54 })
+    // One millisecond before the oldest leaves: still refused. At the moment it leaves: exactly one passes.
+    expect(hit(limiter, 'k', T0 + 59_999).allowed).toBe(false)
+    expect(hit(limiter, 'k', T0 + 60_000).allowed).toBe(true)
+    expect(hit(limiter, 'k', T0 + 60_000).allowed).toBe(false)
+  })
+
+  test('never more than the limit in any 60-second interval, across a minute boundary', () => {
+    const limiter = new SlidingWindowLimiter(60)
+    const accepted: number[] = []
+    // 120 requests: 60 in the last second of one minute, 60 in the first second of the next.
+    for (let i = 0; i < 120; i++) {
+      const now = T0 + 59_000 + i * 16
+      if (hit(limiter, 'k', now).allowed) accepted.push(now)
+    }
+    expect(accepted).toHaveLength(60)
+    // Every 60-second interval starting at an accepted request holds at most 60.
+    for (const start of accepted) expect(accepted.filter((t) => t >= start && t < start + 60_000).length).toBeLessThanOrEqual(60)
+  })
+
+  test('a random stream never exceeds the limit in any window', () => {
+    const limiter = new SlidingWindowLimiter(10, 1000)
+    const accepted: number[] = []
+    let now = 0
+    for (let i = 0; i < 5000; i++) {
+      now += Math.floor(Math.random() * 150)
+      if (hit(limiter, 'k', now).allowed) accepted.push(now)
+    }
+    let j = 0
+    for (let i = 0; i < accepted.length; i++) {
+      while (accepted[j]! <= accepted[i]! - 1000) j++
+      expect(i - j + 1).toBeLessThanOrEqual(10)
+    }
+  })
+
+  test('reset is the whole seconds until the window is empty; 0 when empty', () => {
+    const limiter = new SlidingWindowLimiter(60)
+    expect(limiter.peek('k', T0)).toMatchObject({ remaining: 60, resetSeconds: 0, retryAfterSeconds: 0 })
+    hit(limiter, 'k', T0)
+    expect(limiter.peek('k', T0 + 500).resetSeconds).toBe(60) // 59.5 s rounded up
+    expect(limiter.peek('k', T0 + 59_001).resetSeconds).toBe(1)
+    expect(limiter.peek('k', T0 + 60_000)).toMatchObject({ remaining: 60, resetSeconds: 0 })
+  })
+
+  test('keys are independent', () => {
+    const limiter = new SlidingWindowLimiter(2)
+    hit(limiter, 'a', T0)
+    hit(limiter, 'a', T0)
+    expect(hit(limiter, 'a', T0).allowed).toBe(false)
+    expect(hit(limiter, 'b', T0).allowed).toBe(true)
+  })
+
+  test('100k keys touched once, two minutes later: no state left', () => {
+    const limiter = new SlidingWindowLimiter(60)
+    for (let i = 0; i < 100_000; i++) hit(limiter, `token-${i}`, T0 + (i % 1000))
+    expect(limiter.size).toBe(100_000)
+    limiter.peek('someone', T0 + 120_000) // any request sweeps once a window has passed
+    expect(limiter.size).toBe(0)
+  })
+})
