@@ -91,6 +91,13 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
         if (!first) await yieldToEventLoop()
         if (ended) return
         try {
+          // Closing only in a pull of its own keeps even a one-chunk export a chunked, streamed
+          // response: Bun sends a stream that ends in its first pull with a Content-Length instead.
+          if (!first && next.done) {
+            end('complete')
+            controller.close()
+            return
+          }
           let text = first ? csvHeader(demo) : ''
           first = false
           while (!next.done && text.length < chunkBytes) {
@@ -101,10 +108,6 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
           const bytes = encoder.encode(text)
           byteCount += bytes.byteLength
           controller.enqueue(bytes)
-          if (next.done) {
-            end('complete')
-            controller.close()
-          }
         } catch (error) {
           end('failed', error)
           controller.error(error)

@@ -1,0 +1,236 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { gunzipSync } from 'node:zlib'
+import { readFileSync, truncateSync, statSync } from 'node:fs'
+import { parseString } from 'fast-csv'
+import type { Database } from 'bun:sqlite'
+import { startServer, openTenant, type TestServer } from '../support/harness.ts'
+import { standardTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
+import { securitySuite } from '../support/security-suite.ts'
+import { RawHttpClient, eventually } from '../support/raw-http.ts'
+import { tenantFilePath } from '../../src/tenant/paths.ts'
+
+securitySuite('/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-05')
+
+const HEADER = 'id,number,queueId,locationId,status,createdAt,calledAt,completedAt,cancelledAt,skippedAt,noShowAt,calledByDeviceSessionId'
+
+/** Parses CSV with fast-csv: an independent reader, not our formatter. */
+function parseCsv(text: string): Promise<Record<string, string>[]> {
+  return new Promise((resolve, reject) => {
+    const rows: Record<string, string>[] = []
+    parseString(text, { headers: true })
+      .on('data', (row: Record<string, string>) => rows.push(row))
+      .on('error', reject)
+      .on('end', () => resolve(rows))
+  })
+}
+
+/** Fills a tenant with `count` tickets, one a minute from 2026-01-01 (fast, in SQL). */
+function writeManyTickets(db: Database, count: number) {
+  db.exec(`
+    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${count - 1})
+    INSERT INTO tickets (id, number, queue_id, location_id, status, created_at, called_at, completed_at, customer_name, notes, party_size, bearer_hash)
+    SELECT printf('bulk-%07d', i), i, 'q_pay', 'loc_a', 'COMPLETED',
+           strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes'),
+           strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes', '+30 seconds'),
+           strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes', '+90 seconds'),
+           'CANARY name', 'CANARY notes', 3, 'hash'
+    FROM n;
+  `)
+}
+
+describe('GET /v1/exports/tickets.csv', () => {
+  let server: TestServer
+  let token: string
+  let demoToken: string
+  let bigOrgToken: string
+  let bigOrgId: string
+
+  beforeAll(async () => {
+    server = await startServer({ rateLimitPerMinute: 100_000, demoDailyQuota: 100_000, exportStallTimeoutMs: 300 })
+    const paid = server.organisation()
+    const demo = server.organisation({ plan: 'demo' })
+    token = paid.token
+    demoToken = demo.token
+    for (const org of [paid.org, demo.org]) {
+      const db = openTenant(server.dataDir, org.id)
+      writeStructure(db)
+      writeTickets(db, [
+        ...standardTickets(),
+        { id: 'needs "quotes", and commas', number: 10, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: '2026-03-04T12:00:00.000Z', calledByDeviceSessionId: 'line\r\nbreak' },
+      ])
+      db.close()
+    }
+    const big = server.organisation()
+    bigOrgToken = big.token
+    bigOrgId = big.org.id
+    const db = openTenant(server.dataDir, bigOrgId)
+    writeStructure(db)
+    writeManyTickets(db, 200_000)
+    db.close()
+  })
+  afterAll(() => server.close())
+
+  test('byte-exact output: header, RFC 4180 quoting only where needed, CRLF, nulls empty, ties by id', async () => {
+    const response = await server.get('/v1/exports/tickets.csv?from=2026-03-02&to=2026-03-05', token)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8')
+    expect(response.headers.get('content-disposition')).toBe('attachment; filename="tickets_20260302T000000Z_20260305T000000Z.csv"')
+    expect(response.headers.get('x-service-demo')).toBeNull()
+    expect(response.headers.get('x-ratelimit-limit')).toBe('100000')
+    const bytes = new Uint8Array(await response.arrayBuffer())
+    expect([...bytes.slice(0, 3)]).not.toEqual([0xef, 0xbb, 0xbf])
+    expect(new TextDecoder().decode(bytes)).toBe(
+      [
+        HEADER,
+        't-001,1,q_pay,loc_a,COMPLETED,2026-03-02T09:00:00.000Z,2026-03-02T09:05:00.000Z,2026-03-02T09:10:00.000Z,,,,dev_1',
+        't-002,2,q_pay,loc_a,CANCELED,2026-03-02T09:00:00.000Z,,,2026-03-02T09:03:00.000Z,,,',
+        't-003,1,q_id,loc_a,NO_SHOW,2026-03-02T10:00:00.000Z,2026-03-02T10:20:00.000Z,,,,2026-03-02T10:25:00.000Z,dev_1',
+        't-004,1,q_zh,loc_b,SKIPPED,2026-03-03T08:00:00.000Z,2026-03-03T08:01:00.000Z,,,2026-03-03T08:02:00.000Z,,',
+        't-005,2,q_zh,loc_b,WAITING,2026-03-03T08:30:00.000Z,,,,,,',
+        't-006,3,q_zh,loc_b,CALLED,2026-03-03T08:45:00.000Z,2026-03-03T08:50:00.000Z,,,,,dev_1',
+        '"needs ""quotes"", and commas",10,q_pay,loc_a,COMPLETED,2026-03-04T12:00:00.000Z,,,,,,"line\r\nbreak"',
+        '',
+      ].join('\r\n'),
+    )
+  })
+
+  test('demo organisations: demo- file name, X-Service-Demo: 1, a last column demo = 1', async () => {
+    const response = await server.get('/v1/exports/tickets.csv?from=2026-03-03&to=2026-03-03T08:31:00Z', demoToken)
+    expect(response.headers.get('content-disposition')).toBe('attachment; filename="demo-tickets_20260303T000000Z_20260303T083100Z.csv"')
+    expect(response.headers.get('x-service-demo')).toBe('1')
+    expect(await response.text()).toBe(
+      `${HEADER},demo\r\n` +
+        't-004,1,q_zh,loc_b,SKIPPED,2026-03-03T08:00:00.000Z,2026-03-03T08:01:00.000Z,,,2026-03-03T08:02:00.000Z,,,1\r\n' +
+        't-005,2,q_zh,loc_b,WAITING,2026-03-03T08:30:00.000Z,,,,,,,1\r\n',
+    )
+  })
+
+  test('empty range: the header row alone; chunked transfer', async () => {
+    const client = await RawHttpClient.get(server.base, '/v1/exports/tickets.csv?from=2025-01-01&to=2025-01-02', { Authorization: `Bearer ${token}` })
+    await eventually(() => client.endedCleanly(), 5000, 'the last chunk')
+    const text = client.text()
+    expect(text).toMatch(/transfer-encoding: chunked/i)
+    expect(text).toContain(`${HEADER}\r\n`)
+    client.destroy()
+  })
+
+  test('cursor or limit: 400 JSON before any CSV', async () => {
+    for (const extra of ['limit=10', 'cursor=abc']) {
+      const response = await server.get(`/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-05&${extra}`, token)
+      expect(response.status).toBe(400)
+      expect(response.headers.get('content-type')).toBe('application/json')
+      expect(await response.json()).toMatchObject({ error: 'invalid_request', param: extra.split('=')[0] })
+    }
+  })
+
+  test('the export equals the concatenated JSON pages, for several filter combinations', async () => {
+    for (const filters of ['', '&queueId=q_zh', '&locationId=loc_a&status=COMPLETED&status=CANCELED', '&queueId=q_pay&queueId=q_id&status=NO_SHOW']) {
+      const query = `from=2026-03-01&to=2026-03-05${filters}`
+      const csv = await parseCsv(await (await server.get(`/v1/exports/tickets.csv?${query}`, token)).text())
+      const items: Record<string, unknown>[] = []
+      let cursor: string | null = null
+      do {
+        const page = (await (await server.get(`/v1/tickets?${query}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token)).json()) as { items: Record<string, unknown>[]; nextCursor: string | null }
+        items.push(...page.items)
+        cursor = page.nextCursor
+      } while (cursor)
+      const asCsv = items.map((item) => Object.fromEntries(Object.entries(item).map(([k, v]) => [k, v === null ? '' : String(v)])))
+      expect(csv).toEqual(asCsv)
+      expect(csv.length).toBeGreaterThan(0)
+    }
+  })
+
+  test('gzip when asked, streamed, the same bytes', async () => {
+    const plain = await (await server.get('/v1/exports/tickets.csv?from=2026-01-01&to=2026-01-20', bigOrgToken)).text()
+    const client = await RawHttpClient.get(server.base, '/v1/exports/tickets.csv?from=2026-01-01&to=2026-01-20', { Authorization: `Bearer ${bigOrgToken}`, 'Accept-Encoding': 'gzip' })
+    await eventually(() => client.endedCleanly(), 10_000, 'the gzip body')
+    const raw = Buffer.from(client.text(), 'latin1')
+    const headerEnd = raw.indexOf('\r\n\r\n')
+    const head = raw.subarray(0, headerEnd).toString()
+    expect(head).toMatch(/content-encoding: gzip/i)
+    expect(head).toMatch(/transfer-encoding: chunked/i)
+    expect(gunzipSync(dechunk(raw.subarray(headerEnd + 4))).toString()).toBe(plain)
+    expect(plain.split('\r\n').length).toBe(19 * 1440 + 2)
+    client.destroy()
+  })
+
+  test('client disconnect mid-export: statement finalised, lease released, server keeps serving', async () => {
+    const client = await RawHttpClient.get(server.base, '/v1/exports/tickets.csv?from=2026-01-01&to=2026-03-31', { Authorization: `Bearer ${bigOrgToken}` })
+    await eventually(() => client.bytes > 100_000, 10_000, 'the first bytes')
+    expect(server.app.pool.stats().leased).toBe(1)
+    client.destroy()
+    await eventually(() => server.app.pool.stats().leased === 0, 10_000, 'the lease to be released')
+    expect(server.logger.lines.some((l) => l.includes('export_ended') && l.includes('"cancelled"'))).toBe(true)
+    expect((await server.get('/v1/queues', bigOrgToken)).status).toBe(200)
+  })
+
+  test('a reader that stops reading: the watchdog releases the statement and lease', async () => {
+    const client = await RawHttpClient.get(server.base, '/v1/exports/tickets.csv?from=2026-01-01&to=2026-03-31', { Authorization: `Bearer ${bigOrgToken}` }, { paused: true })
+    await eventually(() => server.app.pool.stats().leased === 1, 5000, 'the export to start')
+    await eventually(() => server.app.pool.stats().leased === 0, 15_000, 'the stalled export to be released')
+    expect(server.logger.lines.some((l) => l.includes('export_ended') && l.includes('"stalled"'))).toBe(true)
+    client.resume()
+    await client.closed
+    expect(client.endedCleanly()).toBe(false)
+    expect((await server.get('/v1/queues', bigOrgToken)).status).toBe(200)
+  })
+
+  test('slow reader over 200k rows: server memory stays bounded', async () => {
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024
+    // Warm up the code paths once, then measure.
+    await (await server.get('/v1/exports/tickets.csv?from=2026-01-01&to=2026-01-10', bigOrgToken)).text()
+    Bun.gc(true)
+    const before = rss()
+    let peak = before
+    const client = await RawHttpClient.get(server.base, '/v1/exports/tickets.csv?from=2026-01-01&to=2026-03-31', { Authorization: `Bearer ${bigOrgToken}` })
+    // Read in bursts: the reader is slower than the server could write.
+    while (server.app.pool.stats().leased > 0 || client.bytes === 0) {
+      client.pause()
+      await Bun.sleep(2)
+      peak = Math.max(peak, rss())
+      client.resume()
+      await Bun.sleep(2)
+      // Drop what was read so the test's own buffer does not count against the server.
+      ;(client as unknown as { chunks: Buffer[] }).chunks = []
+    }
+    const growthMb = (peak - before) / 1024 / 1024
+    expect(client.bytes).toBeGreaterThan(15_000_000) // 128,160 rows
+    expect(growthMb).toBeLessThan(64)
+    client.destroy()
+  })
+
+  test('a tenant file that fails mid-stream: the transfer is truncated, not completed', async () => {
+    const failing = server.organisation()
+    const db = openTenant(server.dataDir, failing.org.id)
+    writeStructure(db)
+    writeManyTickets(db, 200_000)
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+    db.close()
+    const path = tenantFilePath(server.dataDir, failing.org.id)
+    const client = await RawHttpClient.get(server.base, '/v1/exports/tickets.csv?from=2026-01-01&to=2026-03-31', { Authorization: `Bearer ${failing.token}` }, { paused: true })
+    await eventually(() => server.app.pool.stats().leased === 1, 5000, 'the export to start')
+    truncateSync(path, Math.floor(statSync(path).size / 4)) // the file breaks under the iterator
+    client.resume()
+    await client.closed
+    expect(client.text()).toContain(HEADER)
+    expect(client.endedCleanly()).toBe(false)
+    await eventually(() => server.app.pool.stats().leased === 0, 5000, 'the lease to be released')
+    expect(server.logger.lines.some((l) => l.includes('export_failed'))).toBe(true)
+    // Afterwards the organisation is answered 503, not an empty file.
+    expect((await server.get('/v1/exports/tickets.csv?from=2026-01-01&to=2026-01-02', failing.token)).status).toBe(503)
+  })
+})
+
+/** Decodes a chunked transfer-encoded body. */
+function dechunk(body: Buffer): Buffer {
+  const parts: Buffer[] = []
+  let offset = 0
+  for (;;) {
+    const lineEnd = body.indexOf('\r\n', offset)
+    const size = parseInt(body.subarray(offset, lineEnd).toString(), 16)
+    if (!size) break
+    parts.push(body.subarray(lineEnd + 2, lineEnd + 2 + size))
+    offset = lineEnd + 2 + size + 2
+  }
+  return Buffer.concat(parts)
+}

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Database } from 'bun:sqlite'
+import { openTenantForWriting } from '../../src/tenant/files.ts'
+import { bindValues, compileTicketQuery } from '../../src/tickets/repository.ts'
+import { parseTicketQuery } from '../../src/tickets/query.ts'
+import { tempDataDir } from '../support/harness.ts'
+
+/** Plans are checked, not timed: the benchmark measures the time (bun run bench). */
+describe('ticket query plans on 200k rows', () => {
+  let db: Database
+  let cleanup: () => void
+
+  beforeAll(() => {
+    const temp = tempDataDir()
+    cleanup = temp.cleanup
+    db = openTenantForWriting(temp.dir, 'org_plans')
+    db.exec(`
+      INSERT INTO locations VALUES ('l1','L1','l1'),('l2','L2','l2');
+      INSERT INTO queues VALUES ('q1','l1','Q1','q1','ACTIVE'),('q2','l1','Q2','q2','ACTIVE'),('q3','l2','Q3','q3','ACTIVE');
+      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 199999)
+      INSERT INTO tickets (id, number, queue_id, location_id, status, created_at)
+      SELECT printf('t%06d', i), i, 'q' || (i % 3 + 1), CASE i % 3 WHEN 2 THEN 'l2' ELSE 'l1' END,
+             CASE i % 7 WHEN 0 THEN 'WAITING' WHEN 1 THEN 'CANCELED' ELSE 'COMPLETED' END,
+             strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || (i * 30) || ' seconds')
+      FROM n;
+      ANALYZE;
+    `)
+  })
+  afterAll(() => {
+    db.close()
+    cleanup()
+  })
+
+  const filterSets: Record<string, string> = {
+    'no filter': '',
+    'one queue': '&queueId=q1',
+    'several queues': '&queueId=q1&queueId=q2',
+    location: '&locationId=l1',
+    status: '&status=WAITING',
+    'several statuses': '&status=WAITING&status=CANCELED',
+    'all combined': '&queueId=q1&queueId=q3&locationId=l1&status=COMPLETED&status=WAITING',
+    'all combined, single values': '&queueId=q1&locationId=l1&status=COMPLETED',
+  }
+
+  function plan(filters: string, after: { createdAt: string; id: string } | null) {
+    const query = parseTicketQuery(new URLSearchParams(`from=2026-01-01&to=2026-03-31${filters}&limit=500`), 'page')
+    const compiled = compileTicketQuery(query, after !== null, true)
+    const rows = db.query(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...bindValues(compiled, query, after, 501)) as { detail: string }[]
+    return rows.map((r) => r.detail).join(' | ')
+  }
+
+  for (const [name, filters] of Object.entries(filterSets)) {
+    test(`${name}: an index search, no table scan, no temporary sort; the last page plans like the first`, () => {
+      const first = plan(filters, null)
+      const last = plan(filters, { createdAt: '2026-03-11T10:39:30.000Z', id: 't199999' })
+      expect(first).toContain('SEARCH tickets USING INDEX')
+      expect(first).not.toContain('TEMP B-TREE')
+      expect(first).not.toContain('SCAN tickets')
+      expect(last).toContain('SEARCH tickets USING INDEX')
+      expect(last).not.toContain('TEMP B-TREE')
+      // Same index and same shape: depth does not change the plan.
+      expect(last.replace(/created_at>\?/g, 'created_at>=?')).toBe(first.replace(/created_at>\?/g, 'created_at>=?'))
+    })
+  }
+
+  test('the page query never reads a personal column', () => {
+    const query = parseTicketQuery(new URLSearchParams('from=2026-01-01&to=2026-03-31'), 'page')
+    const sql = compileTicketQuery(query, true, true).sql
+    for (const column of ['customer_name', 'notes', 'party_size', 'bearer_hash']) expect(sql).not.toContain(column)
+    expect(sql).not.toMatch(/select \*/i)
+    expect(sql).not.toMatch(/offset/i)
+  })
+})
