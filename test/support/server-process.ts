@@ -1,0 +1,48 @@
+import type { Subprocess } from 'bun'
+
+export interface ServerProcess {
+  base: string
+  process: Subprocess<'ignore', 'pipe', 'pipe'>
+  /** Everything the process wrote to stdout so far (its JSON log lines). */
+  output(): string
+  stop(signal?: NodeJS.Signals): Promise<number>
+}
+
+/** Starts `bun src/main.ts` as a real separate process on a free port and waits until it listens. */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const child = Bun.spawn([process.execPath, 'src/main.ts'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  let output = ''
+  const decoder = new TextDecoder()
+  const reader = child.stdout.getReader()
+  let base: string | undefined
+  const pump = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) return
+      output += decoder.decode(value)
+    }
+  })()
+  const deadline = Date.now() + 15_000
+  while (!base) {
+    const match = /"event":"listening","url":"([^"]+)"/.exec(output)
+    if (match) base = match[1]
+    else if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server process did not start: ${output}`)
+    else await Bun.sleep(10)
+  }
+  return {
+    base,
+    process: child,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      child.kill(signal)
+      const code = await child.exited
+      await pump
+      return code
+    },
+  }
+}
