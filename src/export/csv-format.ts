@@ -12,12 +12,20 @@ export const CSV_HEADER_FIELDS = [
   'cancelledAt', 'skippedAt', 'noShowAt', 'calledByDeviceSessionId',
 ] as const
 
-const NEEDS_QUOTES = /[",\r\n]/
+/** Whether a value can be written as it is: no comma, quote, CR or LF. */
+function isPlain(value: string): boolean {
+  // A charCode loop: measured faster than a regex test on these short fields (see README).
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i)
+    if (c === 44 || c === 34 || c === 13 || c === 10) return false
+  }
+  return true
+}
 
 export function csvField(value: string | number | null): string {
   if (value === null) return ''
   if (typeof value === 'number') return String(value)
-  return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value
+  return isPlain(value) ? value : `"${value.replaceAll('"', '""')}"`
 }
 
 export function csvHeader(demo: boolean): string {

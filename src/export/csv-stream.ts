@@ -15,10 +15,9 @@ export interface ExportStreamOptions {
   /** Bytes of CSV per chunk: large enough to amortise a chunk's cost, small enough to interleave. */
   chunkBytes?: number
   /** Called once, when the export ends in any way, after the statement and lease are released. */
-  onEnd?: (outcome: ExportOutcome, stats: { rows: number; bytes: number; error?: unknown }) => void
+  /** `chars` counts UTF-16 code units of CSV text (equal to bytes for ASCII data). */
+  onEnd?: (outcome: ExportOutcome, stats: { rows: number; chars: number; error?: unknown }) => void
 }
-
-const encoder = new TextEncoder()
 
 /** Lets the event loop run I/O (other requests) before the next chunk; see `pull` below. */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
@@ -34,7 +33,7 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * after the first byte errors the stream, so the client sees a truncated transfer, never a file
  * that looks complete.
  */
-export function createCsvExportStream(options: ExportStreamOptions): ReadableStream<Uint8Array> {
+export function createCsvExportStream(options: ExportStreamOptions): ReadableStream<string> {
   const { lease, query, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd } = options
   let statement: Statement
   let rows: IterableIterator<unknown>
@@ -50,11 +49,11 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
   }
 
   let rowCount = 0
-  let byteCount = 0
+  let charCount = 0
   let ended = false
   let first = true
   let lastPull = Date.now()
-  let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined
+  let controllerRef: ReadableStreamDefaultController<string> | undefined
 
   const end = (outcome: ExportOutcome, error?: unknown) => {
     if (ended) return
@@ -65,7 +64,7 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
       statement.finalize()
     } finally {
       lease.release()
-      onEnd?.(outcome, { rows: rowCount, bytes: byteCount, error })
+      onEnd?.(outcome, { rows: rowCount, chars: charCount, error })
     }
   }
 
@@ -81,7 +80,7 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
   )
   watchdog.unref()
 
-  return new ReadableStream<Uint8Array>(
+  return new ReadableStream<string>(
     {
       async pull(controller) {
         controllerRef = controller
@@ -105,9 +104,10 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
             rowCount++
             next = rows.next()
           }
-          const bytes = encoder.encode(text)
-          byteCount += bytes.byteLength
-          controller.enqueue(bytes)
+          // Strings go to Bun as they are (it writes them as UTF-8): measured faster than
+          // encoding each chunk with a TextEncoder first.
+          charCount += text.length
+          controller.enqueue(text)
         } catch (error) {
           end('failed', error)
           controller.error(error)

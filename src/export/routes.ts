@@ -41,7 +41,7 @@ export function exportHandler(deps: ExportDeps) {
           organisationId: caller.organisationId,
           outcome,
           rows: stats.rows,
-          bytes: stats.bytes,
+          chars: stats.chars,
           durationMs: Math.round(performance.now() - startedAt),
         }
         if (outcome === 'failed') deps.logger.error('export_failed', { ...fields, error: String(stats.error) })
@@ -58,7 +58,7 @@ export function exportHandler(deps: ExportDeps) {
     if (caller.demo) headers['X-Service-Demo'] = '1'
     if (acceptsGzip(request.headers.get('accept-encoding'))) {
       headers['Content-Encoding'] = 'gzip'
-      const gzip = new CompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>
+      const gzip = new CompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, string>
       return new Response(csv.pipeThrough(gzip), { headers })
     }
     return new Response(csv, { headers })
