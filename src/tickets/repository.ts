@@ -79,14 +79,17 @@ export function compileTicketQuery(query: TicketQuery, afterCursor: boolean, wit
   if (result) return result
 
   const conditions = [
-    gte(tickets.createdAt, sql.placeholder('from')),
+    // After a cursor, the position is the only lower bound: given both `created_at >= from` and
+    // the row value, SQLite seeks the index with the first and filters its way to the position,
+    // so page N would cost N pages. The cursor is signed for this query, so its position is
+    // never before `from`.
+    afterCursor
+      ? sql`(${tickets.createdAt}, ${tickets.id}) > (${sql.placeholder('afterCreatedAt')}, ${sql.placeholder('afterId')})`
+      : gte(tickets.createdAt, sql.placeholder('from')),
     lt(tickets.createdAt, sql.placeholder('to')),
     filterCondition(tickets.queueId, 'queueId', shapes[0]),
     filterCondition(tickets.locationId, 'locationId', shapes[1]),
     filterCondition(tickets.status, 'status', shapes[2]),
-    afterCursor
-      ? sql`(${tickets.createdAt}, ${tickets.id}) > (${sql.placeholder('afterCreatedAt')}, ${sql.placeholder('afterId')})`
-      : undefined,
   ]
   const select = builder
     .select(TICKET_COLUMNS)
