@@ -10,14 +10,43 @@ export interface Logger {
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
 
-/** A logger writing JSON lines to `write` (stdout by default) at `level` and above. */
-export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stdout.write(line)): Logger {
+/** A logger writing JSON lines to `write` at `level` and above. */
+export function createLogger(level: LogLevel, write: (line: string) => void): Logger {
   const threshold = RANK[level]
   const emit = (lvl: LogLevel) => (event: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < threshold) return
     write(JSON.stringify({ time: new Date().toISOString(), level: lvl, event, ...fields }) + '\n')
   }
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') }
+}
+
+/**
+ * Writes to stdout in batches: lines of one turn of the event loop go out in one write.
+ * A write per access line was measured at about a sixth of a page request's cost.
+ * Errors are written at once, so that what explains a crash is not left in a buffer.
+ */
+export function stdoutSink(): { write: (line: string) => void; flush: () => void } {
+  let pending = ''
+  let scheduled = false
+  const flush = () => {
+    scheduled = false
+    if (pending === '') return
+    const out = pending
+    pending = ''
+    process.stdout.write(out)
+  }
+  process.on('exit', flush)
+  return {
+    write(line) {
+      pending += line
+      if (line.includes('"level":"error"')) return flush()
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(flush)
+      }
+    },
+    flush,
+  }
 }
 
 /** A logger that keeps its lines in memory; for tests that grep what was logged. */

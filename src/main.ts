@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from './config/config.ts'
-import { createLogger } from './logger.ts'
+import { createLogger, stdoutSink } from './logger.ts'
 import { createApp } from './app.ts'
 import { createSampleOrganisationIfEmpty, sampleInstructions } from './bootstrap.ts'
 
@@ -13,7 +13,8 @@ try {
   process.exit(2)
 }
 
-const logger = createLogger(config.logLevel)
+const sink = stdoutSink()
+const logger = createLogger(config.logLevel, sink.write)
 const app = createApp({ config, logger })
 const sample = createSampleOrganisationIfEmpty(app.store, Date.now())
 const server = app.listen()
@@ -35,6 +36,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     app.close().then(
       () => {
         logger.info('shutdown_complete')
+        sink.flush()
         process.exit(0)
       },
       (error) => {

@@ -1,15 +1,13 @@
 /** Anything shaped like an API token in a logged query string is replaced, so no token reaches a log. */
-const TOKEN_LIKE = /svc_[A-Za-z0-9]*/g
+const TOKEN_LIKE = /svc_[A-Za-z0-9%]*/gi
 
-/** The query string for the access log, with token-like values redacted and long ones cut. */
+/**
+ * The query string for the access log, as sent (not decoded: cheaper, and unambiguous), with
+ * token-like values redacted and long ones cut. `%5F` is `_`, so `svc%5F…` is caught as well.
+ */
 export function redactQuery(search: string): string | undefined {
-  if (search === '' || search === '?') return undefined
-  let decoded: string
-  try {
-    decoded = decodeURIComponent(search.slice(1).replaceAll('+', ' '))
-  } catch {
-    decoded = search.slice(1)
-  }
-  const redacted = decoded.replace(TOKEN_LIKE, 'svc_[redacted]')
-  return redacted.length > 512 ? `${redacted.slice(0, 512)}…` : redacted
+  if (search.length <= 1) return undefined
+  let query = search.slice(1)
+  if (/svc(_|%5f)/i.test(query)) query = query.replace(/svc%5f/gi, 'svc_').replace(TOKEN_LIKE, 'svc_[redacted]')
+  return query.length > 512 ? `${query.slice(0, 512)}…` : query
 }
