@@ -15,6 +15,7 @@ import { errorResponse, notFound, toApiError } from './http/error-response.ts'
 import { beginRequest, requestInfo } from './http/request-info.ts'
 import { decorateResponse, preflightResponse } from './http/response-headers.ts'
 import { systemRoutes } from './http/system-routes.ts'
+import { webRoutes } from './web/routes.ts'
 import { v1Routes } from './http/v1-routes.ts'
 import { queuesHandler } from './queues/routes.ts'
 import { ticketsHandler } from './tickets/routes.ts'
@@ -62,6 +63,7 @@ export function createApp(deps: AppDeps): App {
       return errorResponse(toApiError(error, logger, id), id)
     })
     .use(systemRoutes(store))
+    .use(webRoutes())
     .use(
       v1Routes({
         admit: createGate({ store, limiter, windowSeconds: WINDOW_SECONDS, quota, clock, lastUsed }),

@@ -32,8 +32,17 @@ export interface TicketQuery {
 
 export type TicketEndpoint = 'page' | 'export'
 
+/** Every query parameter each ticket endpoint accepts (the OpenAPI document lists exactly these). */
+export const ACCEPTED_PARAMETERS = {
+  page: ['from', 'to', 'queueId', 'locationId', 'status', 'cursor', 'limit'],
+  export: ['from', 'to', 'queueId', 'locationId', 'status'],
+} as const
+
 const REPEATABLE = new Set(['queueId', 'locationId', 'status'])
-const SINGLE = { page: new Set(['from', 'to', 'cursor', 'limit']), export: new Set(['from', 'to']) }
+const SINGLE: Record<TicketEndpoint, Set<string>> = {
+  page: new Set<string>(ACCEPTED_PARAMETERS.page.filter((name) => !REPEATABLE.has(name))),
+  export: new Set<string>(ACCEPTED_PARAMETERS.export.filter((name) => !REPEATABLE.has(name))),
+}
 const PAGE_ONLY = new Set(['cursor', 'limit'])
 
 /** Parses and checks the query; throws ApiError(invalid_request) naming the parameter. */

@@ -1,0 +1,35 @@
+import { Elysia } from 'elysia'
+import { join, dirname } from 'node:path'
+import { buildOpenApiDocument } from '../openapi/document.ts'
+
+const WEB = import.meta.dir
+const SWAGGER_UI = dirname(Bun.resolveSync('swagger-ui-dist/package.json', import.meta.dir))
+
+/**
+ * Nothing on these pages comes from another host: scripts, styles and API calls are same-origin.
+ * Swagger UI sets inline styles, hence 'unsafe-inline' for styles only.
+ */
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+function asset(path: string, type: string): () => Response {
+  const file = Bun.file(path)
+  return () =>
+    new Response(file, {
+      headers: { 'Content-Type': type, 'Cache-Control': 'no-cache', 'Content-Security-Policy': CONTENT_SECURITY_POLICY },
+    })
+}
+
+/** The pages outside /v1 (decisions.md §12): the export page, the API reference, the OpenAPI document. */
+export function webRoutes() {
+  const document = JSON.stringify(buildOpenApiDocument())
+  return new Elysia({ name: 'web' })
+    .get('/', asset(join(WEB, 'index.html'), 'text/html; charset=utf-8'))
+    .get('/assets/app.js', asset(join(WEB, 'app.js'), 'text/javascript; charset=utf-8'))
+    .get('/assets/app.css', asset(join(WEB, 'app.css'), 'text/css; charset=utf-8'))
+    .get('/docs', asset(join(WEB, 'docs.html'), 'text/html; charset=utf-8'))
+    .get('/assets/docs.js', asset(join(WEB, 'docs.js'), 'text/javascript; charset=utf-8'))
+    .get('/assets/swagger-ui/swagger-ui.css', asset(join(SWAGGER_UI, 'swagger-ui.css'), 'text/css; charset=utf-8'))
+    .get('/assets/swagger-ui/swagger-ui-bundle.js', asset(join(SWAGGER_UI, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8'))
+    .get('/openapi.json', () => new Response(document, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } }))
+}
