@@ -48,7 +48,8 @@ const WINDOW_SECONDS = 60
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps
   const clock = deps.clock ?? systemClock
-  const store = new ControlStore(config.dataDir)
+  // Writes wait only briefly for another process's lock; the demo quota retries without blocking.
+  const store = new ControlStore(config.dataDir, { busyTimeoutMs: 20 })
   const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger })
   const limiter = new SlidingWindowLimiter(config.rateLimitPerMinute, WINDOW_SECONDS * 1000)
   const quota = new StoredDemoQuota(store, config.demoDailyQuota)

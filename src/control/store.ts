@@ -28,8 +28,24 @@ const { tokenHash: _tokenHash, ...TOKEN_COLUMNS } = getTableColumns(apiTokens)
 
 export class ControlStoreError extends Error {}
 
-/** How long a writer waits for another process's write lock (the admin CLI, another server). */
-const BUSY_TIMEOUT_MS = 5000
+/** How long opening and migrating waits for another process's write lock (the admin CLI, another server). */
+const OPEN_BUSY_TIMEOUT_MS = 5000
+
+export interface ControlStoreOptions {
+  /**
+   * How long a write blocks waiting for another process's lock. bun:sqlite is synchronous, so in
+   * the server this blocks the event loop: the server uses a few milliseconds and retries
+   * asynchronously (see DemoQuota); the admin CLI may simply wait.
+   * @default 5000
+   */
+  busyTimeoutMs?: number
+}
+
+/** SQLITE_BUSY / SQLITE_LOCKED: another process holds the write lock right now. */
+export function isBusyError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+}
 
 /**
  * `DATA_DIR/control.sqlite`: organisations, API tokens, demo-quota counters and service
@@ -43,10 +59,11 @@ export class ControlStore {
   private readonly consumeQuotaStatement: Statement
   private readonly quotaCountStatement: Statement
 
-  constructor(readonly dataDir: string) {
+  constructor(readonly dataDir: string, options: ControlStoreOptions = {}) {
     ensurePrivateDirectory(dataDir)
-    this.db = openWritableDatabase(join(dataDir, 'control.sqlite'), BUSY_TIMEOUT_MS)
+    this.db = openWritableDatabase(join(dataDir, 'control.sqlite'), OPEN_BUSY_TIMEOUT_MS)
     migrate(this.db, CONTROL_MIGRATIONS)
+    this.db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? OPEN_BUSY_TIMEOUT_MS}`)
     this.orm = drizzle({ client: this.db, schema })
     // Hot paths: plain prepared statements, parsed once.
     this.lookupStatement = this.db.prepare(

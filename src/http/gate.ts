@@ -34,10 +34,10 @@ export interface Admission {
  * 401 and 402 count nowhere; a request answered 429 consumes nothing; every other request
  * counts once in its token's window and, for a demo organisation, once in the day's quota.
  */
-export function createGate(deps: GateDeps): (authorization: string | null) => Admission {
+export function createGate(deps: GateDeps): (authorization: string | null) => Promise<Admission> {
   const { store, limiter, windowSeconds, quota, clock, lastUsed } = deps
 
-  return function admit(authorization) {
+  return async function admit(authorization) {
     const now = clock.now()
     const token = authenticate(authorization, store)
     const demo = token.plan === 'demo'
@@ -64,10 +64,20 @@ export function createGate(deps: GateDeps): (authorization: string | null) => Ad
       )
     }
 
+    // The window's slot is taken before the quota is asked (which may wait for a lock), so that
+    // concurrent requests of this token cannot overfill the window meanwhile; it is given back
+    // if the quota says no, because a request answered 429 consumes nothing.
+    const counted = limiter.record(token.tokenId, now)
     let day: QuotaState | undefined
     if (demo) {
-      day = quota.consume(token.organisationId, now)
+      try {
+        day = await quota.consume(token.organisationId, now)
+      } catch (error) {
+        limiter.release(token.tokenId, now)
+        throw error
+      }
       if (!day.allowed) {
+        limiter.release(token.tokenId, now)
         const headers = rateLimitHeaders(window, windowSeconds, day)
         throw new ApiError(
           'demo_quota_exceeded',
@@ -77,7 +87,6 @@ export function createGate(deps: GateDeps): (authorization: string | null) => Ad
         )
       }
     }
-    const counted = limiter.record(token.tokenId, now)
     return { caller, headers: rateLimitHeaders(counted, windowSeconds, day) }
   }
 }

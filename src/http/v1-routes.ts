@@ -3,7 +3,7 @@ import type { Caller } from './gate.ts'
 import { requestInfo } from './request-info.ts'
 
 export interface V1Handlers {
-  admit: (authorization: string | null) => { caller: Caller; headers: Record<string, string> }
+  admit: (authorization: string | null) => Promise<{ caller: Caller; headers: Record<string, string> }>
   queues: (caller: Caller, params: URLSearchParams) => unknown
   tickets: (caller: Caller, params: URLSearchParams) => unknown
   exportCsv: (caller: Caller, params: URLSearchParams, request: Request, requestId: string) => Response
@@ -21,8 +21,8 @@ function searchParams(url: string): URLSearchParams {
  */
 export function v1Routes(handlers: V1Handlers) {
   return new Elysia({ name: 'v1' })
-    .derive(({ request, set }) => {
-      const { caller, headers } = handlers.admit(request.headers.get('authorization'))
+    .derive(async ({ request, set }) => {
+      const { caller, headers } = await handlers.admit(request.headers.get('authorization'))
       Object.assign(set.headers, headers)
       const info = requestInfo(request)
       info.organisationId = caller.organisationId

@@ -1,4 +1,4 @@
-import type { ControlStore } from '../control/store.ts'
+import { isBusyError, type ControlStore } from '../control/store.ts'
 
 const DAY_MS = 86_400_000
 
@@ -16,7 +16,7 @@ export interface QuotaState {
 /** The seam for the demo organisations' daily quota. */
 export interface DemoQuota {
   /** Counts one request for the organisation today unless the quota is used up. */
-  consume(organisationId: string, now: number): QuotaState
+  consume(organisationId: string, now: number): Promise<QuotaState>
   /** Today's state without counting (for headers on answers that count nothing). */
   peek(organisationId: string, now: number): QuotaState
 }
@@ -29,11 +29,26 @@ export class StoredDemoQuota implements DemoQuota {
   constructor(
     private readonly store: ControlStore,
     readonly limit: number,
+    /** How long to keep retrying while another process holds the write lock. */
+    private readonly lockWaitMs = 10_000,
   ) {}
 
-  consume(organisationId: string, now: number): QuotaState {
-    const { allowed, used } = this.store.consumeDemoQuota(organisationId, utcDay(now), this.limit)
-    return this.state(allowed, used, now)
+  /**
+   * The increment is one atomic statement. When another process (the admin CLI, another server)
+   * holds the write lock, it is retried after short asynchronous waits, so that other requests
+   * go on being served meanwhile instead of the event loop blocking in SQLite's busy handler.
+   */
+  async consume(organisationId: string, now: number): Promise<QuotaState> {
+    const giveUpAt = Date.now() + this.lockWaitMs
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { allowed, used } = this.store.consumeDemoQuota(organisationId, utcDay(now), this.limit)
+        return this.state(allowed, used, now)
+      } catch (error) {
+        if (!isBusyError(error) || Date.now() > giveUpAt) throw error
+        await Bun.sleep(Math.min(5 * 2 ** attempt, 100))
+      }
+    }
   }
 
   peek(organisationId: string, now: number): QuotaState {

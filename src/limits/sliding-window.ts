@@ -24,6 +24,8 @@ export interface RateLimiter {
   peek(key: string, now: number): WindowState
   /** Counts one request for `key` (call only after `peek` allowed it) and returns the new state. */
   record(key: string, now: number): WindowState
+  /** Takes back a request counted at `at` (it was answered 429 by a later check after all). */
+  release(key: string, at: number): void
 }
 
 export class SlidingWindowLimiter implements RateLimiter {
@@ -49,6 +51,13 @@ export class SlidingWindowLimiter implements RateLimiter {
     }
     times.push(now)
     return this.describe(times, now)
+  }
+
+  release(key: string, at: number): void {
+    const times = this.windows.get(key)
+    const index = times?.lastIndexOf(at) ?? -1
+    if (index >= 0) times!.splice(index, 1)
+    if (times?.length === 0) this.windows.delete(key)
   }
 
   /** Keys with state; for tests and metrics. */

@@ -24,7 +24,7 @@ afterAll(() => server.close())
 describe('GET /openapi.json', () => {
   test('is a valid OpenAPI 3.1 document (independent validator)', async () => {
     const document = await (await server.get('/openapi.json')).json()
-    const result = await new Validator().validate(document as object)
+    const result = await new Validator().validate(document as Parameters<Validator["validate"]>[0])
     expect(result.errors ?? []).toEqual([])
     expect(result.valid).toBe(true)
     expect((document as { openapi: string }).openapi).toBe('3.1.0')
