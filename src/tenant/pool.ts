@@ -38,6 +38,24 @@ class TenantHandle {
     return statement
   }
 
+  /** The schema version last read, and `PRAGMA data_version` when it was read. */
+  private schemaVersion = -1
+  private checkedDataVersion = -1
+
+  /**
+   * The schema version this connection last read, re-read whenever another connection has
+   * committed since (data_version changes): the administration application may migrate a file
+   * in place while it is open. Throws a SQLite error when the file is no longer readable.
+   */
+  currentSchemaVersion(): number {
+    const dataVersion = (this.statement('PRAGMA data_version').get() as { data_version: number }).data_version
+    if (dataVersion !== this.checkedDataVersion) {
+      this.schemaVersion = (this.statement('PRAGMA user_version').get() as { user_version: number }).user_version
+      this.checkedDataVersion = dataVersion
+    }
+    return this.schemaVersion
+  }
+
   close(): void {
     if (this.closed) return
     this.closed = true
@@ -129,7 +147,18 @@ export class TenantPool {
     const path = tenantFilePath(this.options.dataDir, organisationId)
     const identity = fileIdentity(path)
     const cached = this.cache.get(organisationId)
-    if (cached && cached.fileIdentity === identity) return cached
+    if (cached && cached.fileIdentity === identity) {
+      let version: number
+      try {
+        version = cached.currentSchemaVersion()
+      } catch (error) {
+        this.cache.delete(organisationId)
+        throw this.unavailable(organisationId, describeSqliteFailure(error))
+      }
+      if (isServableTenantVersion(version)) return cached
+      this.cache.delete(organisationId)
+      throw this.unavailable(organisationId, `unknown tenant schema version ${version}`)
+    }
     if (cached) this.cache.delete(organisationId) // the file was replaced or removed
     if (identity === null) throw this.unavailable(organisationId, 'tenant file missing')
 
@@ -146,6 +175,7 @@ export class TenantPool {
       const handle = new TenantHandle(organisationId, db, identity)
       // Preparing the contract's columns proves the schema is the one we read (and the file a database).
       handle.statement(SCHEMA_PROBE).get()
+      handle.currentSchemaVersion()
       this.cache.set(organisationId, handle)
       if (this.loggedFailures.delete(organisationId)) this.options.logger.info('tenant_recovered', { organisationId })
       return handle
