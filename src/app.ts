@@ -58,7 +58,10 @@ export function createApp(deps: AppDeps): App {
   let activeRequests = 0
   let activeExports = 0
 
-  const elysia = new Elysia()
+  // Elysia finds the path by searching for '/' from index 11 by default, assuming a host of at
+  // least 4 characters: a proxy's `Host: api` would turn /v1/queues into a 404. Bun.serve here is
+  // plain HTTP (TLS ends at a proxy), so searching from after "http://" is exact.
+  const elysia = new Elysia({ handler: { standardHostname: false } })
     .onError(({ error, request }) => {
       const { id } = requestInfo(request)
       return errorResponse(toApiError(error, logger, id), id)

@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { startServer, type TestServer } from '../support/harness.ts'
+import { RawHttpClient, eventually } from '../support/raw-http.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 
 /** Every error body has exactly the shape of decisions.md §9. */
@@ -67,6 +68,15 @@ describe('routing and error bodies', () => {
     expect(echoed.headers.get('x-request-id')).toBe('loader-run-42')
     const replaced = await server.get('/healthz', null, { 'X-Request-Id': '<script>' + 'x'.repeat(100) })
     expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  test("a short Host header (a proxy's 'Host: api') still routes", async () => {
+    for (const host of ['t', 'api', '10.0.0.1:8080']) {
+      const client = await RawHttpClient.get(server.base, '/v1/queues', { Host: host, Authorization: `Bearer ${token}` })
+      await eventually(() => client.text().includes('\r\n\r\n'), 5000, 'an answer')
+      expect({ host, status: client.text().split('\r\n')[0] }).toEqual({ host, status: 'HTTP/1.1 200 OK' })
+      client.destroy()
+    }
   })
 
   test('healthz and readyz answer without a token', async () => {

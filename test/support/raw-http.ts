@@ -25,7 +25,8 @@ export class RawHttpClient {
     const socket = connect({ host: url.hostname, port: Number(url.port) })
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
     const client = new RawHttpClient(socket)
-    const lines = [`GET ${path} HTTP/1.1`, `Host: ${url.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', '']
+    const host = Object.keys(headers).some((k) => k.toLowerCase() === 'host') ? [] : [`Host: ${url.host}`]
+    const lines = [`GET ${path} HTTP/1.1`, ...host, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', '']
     socket.write(lines.join('\r\n'))
     if (options.paused) socket.pause()
     return client
