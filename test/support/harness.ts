@@ -9,6 +9,8 @@ import { memoryLogger } from '../../src/logger.ts'
 import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
 import type { ControlStore, Organisation } from '../../src/control/store.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
+import { hashToken } from '../../src/auth/token.ts'
+import { CANARY } from './fixtures.ts'
 
 /** A fresh temporary data directory, removed by `cleanup`. */
 export function tempDataDir(): { dir: string; cleanup: () => void } {
@@ -41,8 +43,10 @@ export async function startServer(overrides: Partial<Config> = {}, options: { da
   const server = app.listen(0)
   const base = `http://127.0.0.1:${server.port}`
   let counter = 0
+  const issued: string[] = []
   const token = (organisationId: string, name = 'test token') => {
     const { record, token } = app.store.createToken({ organisationId, name, createdAt: new Date(clock.now()).toISOString() })
+    issued.push(token)
     return { id: record.id, token }
   }
   return {
@@ -71,7 +75,18 @@ export async function startServer(overrides: Partial<Config> = {}, options: { da
     async close() {
       await app.close(0)
       temp?.cleanup()
+      // Every test server's log is audited: whatever the test did, no token, token hash,
+      // personal value or file path may have been logged.
+      assertNoSecretsLogged(logger.lines, [...issued, ...issued.map(hashToken), ...Object.values(CANARY).map(String), dataDir])
     },
+  }
+}
+
+export function assertNoSecretsLogged(lines: string[], secrets: string[]): void {
+  for (const line of lines) {
+    for (const secret of secrets) {
+      if (line.includes(secret)) throw new Error(`a secret was logged: ${line.slice(0, 200)}`)
+    }
   }
 }
 

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test'
+import { readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { startServer, tempDataDir, openTenant, assertNoSecretsLogged, type TestServer } from '../support/harness.ts'
+import { standardTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
+import { generateToken } from '../../src/auth/token.ts'
+import * as tokenModule from '../../src/auth/token.ts'
+
+describe('response hygiene', () => {
+  let server: TestServer
+  let token: string
+
+  beforeAll(async () => {
+    server = await startServer()
+    const created = server.organisation()
+    token = created.token
+    const db = openTenant(server.dataDir, created.org.id)
+    writeStructure(db)
+    writeTickets(db, standardTickets())
+    db.close()
+  })
+  afterAll(() => server.close())
+
+  test('data and error responses carry no-store and nosniff', async () => {
+    for (const [path, bearer] of [
+      ['/v1/queues', token], ['/v1/tickets?from=2026-03-01&to=2026-03-05', token], ['/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-05', token],
+      ['/v1/queues', null], ['/v1/tickets?from=bad&to=2026-03-05', token], ['/nowhere', null],
+    ] as const) {
+      const response = await server.get(path, bearer)
+      expect({ path, cache: response.headers.get('cache-control'), sniff: response.headers.get('x-content-type-options') }).toEqual({ path, cache: 'no-store', sniff: 'nosniff' })
+      await response.arrayBuffer()
+    }
+  })
+
+  test('the log audit catches a leaked secret (the check every test server runs at close)', () => {
+    expect(() => assertNoSecretsLogged(['{"event":"request","query":"svc_abc"}'], ['svc_abc'])).toThrow('a secret was logged')
+    expect(() => assertNoSecretsLogged(['{"event":"request"}'], ['svc_abc'])).not.toThrow()
+  })
+})
+
+describe('token checks cost the same for unknown and revoked tokens', () => {
+  test('one hash and one indexed look-up each; a bad checksum touches no database', async () => {
+    const server = await startServer()
+    const { org } = server.organisation()
+    const revoked = server.token(org.id)
+    server.app.store.revokeToken(revoked.id, new Date().toISOString())
+    const lookups = spyOn(server.app.store, 'lookupToken')
+    const hashes = spyOn(tokenModule, 'hashToken')
+    const attempt = async (bearer: string) => {
+      lookups.mockClear()
+      hashes.mockClear()
+      expect((await server.get('/v1/queues', bearer)).status).toBe(401)
+      return { lookups: lookups.mock.calls.length, hashes: hashes.mock.calls.length }
+    }
+    const unknown = await attempt(generateToken())
+    const wasRevoked = await attempt(revoked.token)
+    expect(unknown).toEqual({ lookups: 1, hashes: 1 })
+    expect(wasRevoked).toEqual(unknown)
+    expect(await attempt(revoked.token.slice(0, -1) + (revoked.token.endsWith('A') ? 'B' : 'A'))).toEqual({ lookups: 0, hashes: 0 })
+    lookups.mockRestore()
+    hashes.mockRestore()
+    await server.close()
+  })
+})
+
+describe('the data directory', () => {
+  test('created by the server 0700, its files 0600', async () => {
+    const temp = tempDataDir()
+    const dataDir = join(temp.dir, 'new', 'data')
+    const server = await startServer({}, { dataDir })
+    server.organisation()
+    const files = [join(dataDir, 'control.sqlite'), ...readdirSync(join(dataDir, 'orgs')).map((f) => join(dataDir, 'orgs', f))]
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700)
+    expect(statSync(join(dataDir, 'orgs')).mode & 0o777).toBe(0o700)
+    for (const file of files) expect({ file, mode: statSync(file).mode & 0o777 }).toEqual({ file, mode: 0o600 })
+    await server.close()
+    temp.cleanup()
+  })
+})
