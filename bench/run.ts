@@ -15,6 +15,8 @@ import { percentile, summarise, type Summary } from './stats.ts'
 import { ControlStore } from '../src/control/store.ts'
 import { CursorCodec } from '../src/tickets/cursor.ts'
 import { parseTicketQuery } from '../src/tickets/query.ts'
+import { compareFormatters } from './csv-formatter.ts'
+import type { TicketRow } from '../src/tickets/repository.ts'
 
 const ROOT = join(import.meta.dir, '..')
 const TWO_CORES = cpus().length >= 2
@@ -37,6 +39,12 @@ const log = (line: string) => process.stderr.write(line + '\n')
 
 // ---- process helpers --------------------------------------------------------------------------
 
+/** Every server this run starts, killed on the way out whatever happens (a crash included). */
+const children = new Set<{ kill(signal?: number | NodeJS.Signals): void }>()
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL')
+})
+
 interface ServerHandle {
   base: string
   pid: number
@@ -53,6 +61,7 @@ async function startServer(data: BenchData, env: Record<string, string>, name: s
     stdout: Bun.file(logPath),
     stderr: 'inherit',
   })
+  children.add(proc)
   const deadline = Date.now() + 20_000
   for (;;) {
     const match = /"event":"listening","url":"([^"]+)"/.exec(readFileSync(logPath, 'utf8'))
@@ -64,6 +73,7 @@ async function startServer(data: BenchData, env: Record<string, string>, name: s
 
 async function startBaseline(file: string): Promise<{ base: string; pid: number; stop(): Promise<void> }> {
   const proc = Bun.spawn([...(TWO_CORES ? SERVER_CORE : []), process.execPath, 'bench/baseline-server.ts', file], { cwd: ROOT, stdout: 'pipe' })
+  children.add(proc)
   const reader = proc.stdout.getReader()
   const port = new TextDecoder().decode((await reader.read()).value).trim()
   return { base: `http://127.0.0.1:${port}`, pid: proc.pid, stop: async () => { proc.kill(); await proc.exited } }
@@ -166,6 +176,20 @@ async function csvExports(data: BenchData, server: ServerHandle) {
     record({ figure: `CSV ${label}: rows/s`, value: summarise(ours.map((r) => range.rows / r.total)), unit: 'rows/s', baseline: { name: 'sqlite3 -csv CLI', value: summarise(cli.map((s) => range.rows / s)) } })
     record({ figure: `CSV ${label}: time to first byte`, value: summarise(ours.map((r) => r.ttfb * 1000)), unit: 'ms', target: '≤ 10 ms' })
   }
+}
+
+async function formatters(data: BenchData) {
+  log('CSV formatter: ours vs fast-csv (100k rows in memory)')
+  const { Database } = require('bun:sqlite') as typeof import('bun:sqlite')
+  const db = new Database(bigTenantFile(data), { readonly: true })
+  const rows = db
+    .query(`SELECT id, number, queue_id AS queueId, location_id AS locationId, status, created_at AS createdAt, called_at AS calledAt, completed_at AS completedAt,
+      cancelled_at AS cancelledAt, skipped_at AS skippedAt, no_show_at AS noShowAt, called_by_device_session_id AS calledByDeviceSessionId FROM tickets ORDER BY created_at, id LIMIT 100000`)
+    .all() as TicketRow[]
+  db.close()
+  const result = await compareFormatters(rows, RUNS + 2)
+  if (!result.identical) log('  warning: the two formatters wrote different bytes')
+  record({ figure: `CSV formatting only, own formatter (same bytes as fast-csv: ${result.identical ? 'yes' : 'NO'})`, value: result.ours, unit: 'rows/s', baseline: { name: 'fast-csv format()', value: result.fastCsv } })
 }
 
 async function exportMemory(data: BenchData, server: ServerHandle) {
@@ -353,6 +377,7 @@ const data = buildData(join(ROOT, 'bench', '.data'), log)
 const server = await startServer(data, {}, 'bench-server')
 try {
   await csvExports(data, server)
+  await formatters(data)
   await exportMemory(data, server)
   await slowReader(data, server)
   const pageResults = await pages(data, server)
