@@ -12,9 +12,3 @@ export function summarise(values: number[]): Summary {
   const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
   return { median, min: sorted[0]!, max: sorted[sorted.length - 1]!, runs: sorted.length }
 }
-
-/** The p-th percentile (0..100) of a list of latencies. */
-export function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-}

@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { standardTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
+import { startServer, type TestServer } from '../support/harness.ts'
 
 /**
  * End-to-end in real headless Chromium (Debian's package). Skipped with a notice when Chromium
@@ -26,18 +25,9 @@ describe.skipIf(!available)('the export page in Chromium', () => {
   beforeAll(async () => {
     server = await startServer()
     limitedServer = await startServer({ rateLimitPerMinute: 2 })
-    const paid = server.organisation()
-    const demo = server.organisation({ plan: 'demo' })
-    const limited = limitedServer.organisation()
-    for (const [dataDir, org] of [[server.dataDir, paid.org], [server.dataDir, demo.org], [limitedServer.dataDir, limited.org]] as const) {
-      const db = openTenant(dataDir, org.id)
-      writeStructure(db)
-      writeTickets(db, standardTickets())
-      db.close()
-    }
-    paidToken = paid.token
-    demoToken = demo.token
-    limitedToken = limited.token
+    paidToken = server.seeded().token
+    demoToken = server.seeded({ plan: 'demo' }).token
+    limitedToken = limitedServer.seeded().token
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,

@@ -4,7 +4,7 @@ import { readFileSync, truncateSync, statSync } from 'node:fs'
 import { parseString } from 'fast-csv'
 import type { Database } from 'bun:sqlite'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { standardTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
+import { standardTickets, writeStructure } from '../support/fixtures.ts'
 import { securitySuite } from '../support/security-suite.ts'
 import { RawHttpClient, eventually } from '../support/raw-http.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
@@ -47,19 +47,12 @@ describe('GET /v1/exports/tickets.csv', () => {
 
   beforeAll(async () => {
     server = await startServer({ rateLimitPerMinute: 100_000, demoDailyQuota: 100_000, exportStallTimeoutMs: 300 })
-    const paid = server.organisation()
-    const demo = server.organisation({ plan: 'demo' })
-    token = paid.token
-    demoToken = demo.token
-    for (const org of [paid.org, demo.org]) {
-      const db = openTenant(server.dataDir, org.id)
-      writeStructure(db)
-      writeTickets(db, [
-        ...standardTickets(),
-        { id: 'needs "quotes", and commas', number: 10, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: '2026-03-04T12:00:00.000Z', calledByDeviceSessionId: 'line\r\nbreak' },
-      ])
-      db.close()
-    }
+    const tickets = [
+      ...standardTickets(),
+      { id: 'needs "quotes", and commas', number: 10, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: '2026-03-04T12:00:00.000Z', calledByDeviceSessionId: 'line\r\nbreak' },
+    ]
+    token = server.seeded({ tickets }).token
+    demoToken = server.seeded({ plan: 'demo', tickets }).token
     const big = server.organisation()
     bigOrgToken = big.token
     bigOrgId = big.org.id

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { Value } from '@sinclair/typebox/value'
-import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { standardTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
+import { startServer, type TestServer } from '../support/harness.ts'
 import { ACCEPTED_PARAMETERS } from '../../src/tickets/query.ts'
 import { QueuesResponseSchema, TicketPageSchema, ErrorSchema, RateLimitedSchema, DemoQuotaSchema } from '../../src/openapi/model.ts'
 
@@ -11,13 +10,8 @@ let token: string
 let demoToken: string
 beforeAll(async () => {
   server = await startServer({ rateLimitPerMinute: 5, demoDailyQuota: 1 })
-  const paid = server.organisation()
-  token = paid.token
+  token = server.seeded().token
   demoToken = server.organisation({ plan: 'demo' }).token
-  const db = openTenant(server.dataDir, paid.org.id)
-  writeStructure(db)
-  writeTickets(db, standardTickets())
-  db.close()
 })
 afterAll(() => server.close())
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { standardTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
+import { startServer, type TestServer } from '../support/harness.ts'
 import { securitySuite } from '../support/security-suite.ts'
 
 securitySuite('/v1/queues')
@@ -11,12 +10,7 @@ describe('GET /v1/queues', () => {
 
   beforeAll(async () => {
     server = await startServer()
-    const { org, token: t } = server.organisation()
-    token = t
-    const db = openTenant(server.dataDir, org.id)
-    writeStructure(db)
-    writeTickets(db, standardTickets())
-    db.close()
+    token = server.seeded().token
   })
   afterAll(() => server.close())
 

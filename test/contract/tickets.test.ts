@@ -41,17 +41,14 @@ describe('GET /v1/tickets rows', () => {
 
   beforeAll(async () => {
     server = await startServer()
-    const created = server.organisation()
-    token = created.token
-    const db = openTenant(server.dataDir, created.org.id)
-    writeStructure(db)
-    writeTickets(db, [
-      ...standardTickets(),
-      { id: 'edge-from', number: 7, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: '2026-03-04T00:00:00.000Z' },
-      { id: 'edge-to', number: 8, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: '2026-03-04T23:59:59.999Z' },
-      { id: 'edge-after', number: 9, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: '2026-03-05T00:00:00.000Z' },
-    ])
-    db.close()
+    token = server.seeded({
+      tickets: [
+        ...standardTickets(),
+        { id: 'edge-from', number: 7, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: '2026-03-04T00:00:00.000Z' },
+        { id: 'edge-to', number: 8, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: '2026-03-04T23:59:59.999Z' },
+        { id: 'edge-after', number: 9, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: '2026-03-05T00:00:00.000Z' },
+      ],
+    }).token
   })
   afterAll(() => server.close())
 

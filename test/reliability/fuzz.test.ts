@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { CANARY, standardTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
+import { startServer, type TestServer } from '../support/harness.ts'
+import { CANARY } from '../support/fixtures.ts'
 import { connect } from 'node:net'
 import { eventually } from '../support/raw-http.ts'
 import { ERROR_STATUS } from '../../src/http/errors.ts'
@@ -19,16 +19,8 @@ let demoToken: string
 
 beforeAll(async () => {
   server = await startServer({ rateLimitPerMinute: 1_000_000, demoDailyQuota: 1_000_000 })
-  const paid = server.organisation()
-  const demo = server.organisation({ plan: 'demo' })
-  token = paid.token
-  demoToken = demo.token
-  for (const org of [paid.org, demo.org]) {
-    const db = openTenant(server.dataDir, org.id)
-    writeStructure(db)
-    writeTickets(db, standardTickets())
-    db.close()
-  }
+  token = server.seeded().token
+  demoToken = server.seeded({ plan: 'demo' }).token
 })
 afterAll(() => server.close())
 

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test'
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { startServer, tempDataDir, openTenant, assertNoSecretsLogged, type TestServer } from '../support/harness.ts'
-import { standardTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
+import { startServer, tempDataDir, assertNoSecretsLogged, type TestServer } from '../support/harness.ts'
 import { generateToken } from '../../src/auth/token.ts'
 import * as tokenModule from '../../src/auth/token.ts'
 
@@ -12,12 +11,7 @@ describe('response hygiene', () => {
 
   beforeAll(async () => {
     server = await startServer()
-    const created = server.organisation()
-    token = created.token
-    const db = openTenant(server.dataDir, created.org.id)
-    writeStructure(db)
-    writeTickets(db, standardTickets())
-    db.close()
+    token = server.seeded().token
   })
   afterAll(() => server.close())
 

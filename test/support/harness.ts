@@ -10,7 +10,7 @@ import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
 import type { ControlStore, Organisation } from '../../src/control/store.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { hashToken } from '../../src/auth/token.ts'
-import { CANARY } from './fixtures.ts'
+import { CANARY, standardTickets, writeStructure, writeTickets, type FixtureTicket } from './fixtures.ts'
 
 /** A fresh temporary data directory, removed by `cleanup`. */
 export function tempDataDir(): { dir: string; cleanup: () => void } {
@@ -28,6 +28,8 @@ export interface TestServer {
   get(path: string, token?: string | null, headers?: Record<string, string>): Promise<Response>
   /** Creates an organisation (tenant file included) and a token for it. */
   organisation(options?: { plan?: 'demo' | 'paid'; apiEnabled?: boolean; name?: string }): { org: Organisation; token: string }
+  /** An organisation with the standard fixture's locations and queues, and `tickets` (the standard ones by default). */
+  seeded(options?: { plan?: 'demo' | 'paid'; tickets?: FixtureTicket[] }): { org: Organisation; token: string }
   token(organisationId: string, name?: string): { id: string; token: string }
   close(): Promise<void>
 }
@@ -49,6 +51,16 @@ export async function startServer(overrides: Partial<Config> = {}, options: { da
     issued.push(token)
     return { id: record.id, token }
   }
+const organisation: TestServer['organisation'] = (opts = {}) => {
+    const org = createOrganisationWithTenant(app.store, {
+      name: opts.name ?? `Test Organisation ${++counter}`,
+      slug: `test-org-${counter}-${Math.random().toString(36).slice(2, 8)}`,
+      plan: opts.plan ?? 'paid',
+      apiEnabled: opts.apiEnabled ?? true,
+      now: clock.now(),
+    })
+    return { org, token: token(org.id).token }
+  }
   return {
     app,
     base,
@@ -61,17 +73,16 @@ export async function startServer(overrides: Partial<Config> = {}, options: { da
       if (bearer) all.Authorization = `Bearer ${bearer}`
       return fetch(base + path, { headers: all })
     },
-    organisation(opts = {}) {
-      const org = createOrganisationWithTenant(app.store, {
-        name: opts.name ?? `Test Organisation ${++counter}`,
-        slug: `test-org-${counter}-${Math.random().toString(36).slice(2, 8)}`,
-        plan: opts.plan ?? 'paid',
-        apiEnabled: opts.apiEnabled ?? true,
-        now: clock.now(),
-      })
-      return { org, token: token(org.id).token }
-    },
+    organisation,
     token,
+    seeded(opts = {}) {
+      const created = organisation({ plan: opts.plan })
+      const db = openTenant(dataDir, created.org.id)
+      writeStructure(db)
+      writeTickets(db, opts.tickets ?? standardTickets())
+      db.close()
+      return created
+    },
     async close() {
       await app.close(0)
       temp?.cleanup()

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { generateToken } from '../../src/auth/token.ts'
-import { startServer, openTenant, type TestServer } from './harness.ts'
-import { CANARY, standardTickets, writeStructure, writeTickets } from './fixtures.ts'
+import { startServer, type TestServer } from './harness.ts'
+import { CANARY } from './fixtures.ts'
 
 async function expectUnauthorized(response: Response, tokenGiven: boolean) {
   expect(response.status).toBe(401)
@@ -30,12 +30,8 @@ export function securitySuite(path: string) {
 
     beforeAll(async () => {
       server = await startServer()
-      const mine = server.organisation()
+      const mine = server.seeded()
       token = mine.token
-      const db = openTenant(server.dataDir, mine.org.id)
-      writeStructure(db)
-      writeTickets(db, standardTickets())
-      db.close()
       otherToken = server.organisation().token // an organisation with no data at all
       const revoked = server.token(mine.org.id, 'revoked')
       server.app.store.revokeToken(revoked.id, new Date(server.clock.now()).toISOString())
