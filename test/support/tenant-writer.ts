@@ -21,7 +21,6 @@ const insert = db.prepare(
 const update = db.prepare(`UPDATE tickets SET status = ? WHERE id >= ? AND id < ?`)
 const statuses = ['CALLED', 'COMPLETED', 'CANCELED', 'SKIPPED', 'NO_SHOW']
 let batch = 0
-process.stdout.write('ready\n')
 for (;;) {
   db.transaction(() => {
     for (let i = 0; i < size; i++) {
@@ -33,6 +32,7 @@ for (;;) {
     const target = `b${String(Math.floor(Math.random() * batch)).padStart(6, '0')}`
     db.transaction(() => update.run(statuses[batch % statuses.length]!, `${target}-`, `${target}.`))()
   }
-  batch++
+  // Readers start once the first batch is in, so that every export has batches to check.
+  if (batch++ === 0) process.stdout.write('ready\n')
   await Bun.sleep(2)
 }
