@@ -85,6 +85,14 @@ describe('control store contention', () => {
   })
 })
 
+/** A server process with one export in flight whose reader never reads. */
+async function serverWithStalledExport(env: Record<string, string>) {
+  const server = await startServerProcess({ DATA_DIR: dataDir, ...env })
+  const stalled = await pausedExport(server.base, paidToken)
+  await eventually(() => server.output().includes('"event":"request"'), 5000, 'the export to start')
+  return { server, stalled }
+}
+
 describe('graceful shutdown', () => {
   test('SIGTERM: stops accepting, lets a running export finish, closes everything, exits 0', async () => {
     const server = await startServerProcess({ DATA_DIR: dataDir, SHUTDOWN_DRAIN_MS: '20000' })
@@ -104,9 +112,7 @@ describe('graceful shutdown', () => {
   }, 60_000)
 
   test('the drain timeout ends a stalled export, then the process exits 0', async () => {
-    const server = await startServerProcess({ DATA_DIR: dataDir, SHUTDOWN_DRAIN_MS: '300', EXPORT_STALL_TIMEOUT_MS: '60000' })
-    const stalled = await pausedExport(server.base, paidToken)
-    await eventually(() => server.output().includes('"event":"request"'), 5000, 'the export to start')
+    const { server, stalled } = await serverWithStalledExport({ SHUTDOWN_DRAIN_MS: '300', EXPORT_STALL_TIMEOUT_MS: '60000' })
     const started = Date.now()
     server.process.kill('SIGTERM')
     expect(await server.process.exited).toBe(0)
@@ -115,9 +121,7 @@ describe('graceful shutdown', () => {
   }, 60_000)
 
   test('a second signal exits at once', async () => {
-    const server = await startServerProcess({ DATA_DIR: dataDir, SHUTDOWN_DRAIN_MS: '60000' })
-    const stalled = await pausedExport(server.base, paidToken)
-    await eventually(() => server.output().includes('"event":"request"'), 5000, 'the export to start')
+    const { server, stalled } = await serverWithStalledExport({ SHUTDOWN_DRAIN_MS: '60000' })
     server.process.kill('SIGTERM')
     await eventually(() => server.output().includes('shutdown_started'), 5000, 'the shutdown to start')
     const started = Date.now()
