@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { closeSync, existsSync, mkdirSync, openSync, chmodSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, chmodSync, statSync } from 'node:fs'
 
 /**
  * Files of the data directory hold organisation data and token hashes, so the directories are
@@ -7,9 +7,10 @@ import { closeSync, existsSync, mkdirSync, openSync, chmodSync } from 'node:fs'
  * database file, so creating the file first with 0600 covers them too.
  */
 export function ensurePrivateDirectory(path: string): void {
-  if (existsSync(path)) return
-  mkdirSync(path, { recursive: true, mode: 0o700 })
-  chmodSync(path, 0o700) // the mode given to mkdir is masked by the umask
+  if (!existsSync(path)) mkdirSync(path, { recursive: true, mode: 0o700 })
+  // The mode given to mkdir is masked by the umask, and a directory that came with a checkout
+  // (./data) is usually 0755: either way, others lose access here.
+  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o700)
 }
 
 /** Opens (creating 0600 if needed) a read-write SQLite file in WAL mode. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test'
-import { readdirSync, statSync } from 'node:fs'
+import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { startServer, tempDataDir, assertNoSecretsLogged, type TestServer } from '../support/harness.ts'
 import { generateToken } from '../../src/auth/token.ts'
@@ -67,6 +67,17 @@ describe('the data directory', () => {
     expect(statSync(dataDir).mode & 0o777).toBe(0o700)
     expect(statSync(join(dataDir, 'orgs')).mode & 0o777).toBe(0o700)
     for (const file of files) expect({ file, mode: statSync(file).mode & 0o777 }).toEqual({ file, mode: 0o600 })
+    await server.close()
+    temp.cleanup()
+  })
+
+  test("an existing data directory open to others (a checkout's ./data is 0755) is made 0700", async () => {
+    const temp = tempDataDir()
+    const dataDir = join(temp.dir, 'data')
+    mkdirSync(dataDir, { mode: 0o755 })
+    chmodSync(dataDir, 0o755)
+    const server = await startServer({}, { dataDir })
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700)
     await server.close()
     temp.cleanup()
   })
