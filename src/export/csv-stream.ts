@@ -1,4 +1,4 @@
-import type { Statement } from 'bun:sqlite'
+import { SQLiteError, type Statement } from 'bun:sqlite'
 import type { TenantLease } from '../tenant/pool.ts'
 import type { TicketQuery } from '../tickets/query.ts'
 import { prepareTicketExport, type TicketRow } from '../tickets/repository.ts'
@@ -109,6 +109,8 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
           charCount += text.length
           controller.enqueue(text)
         } catch (error) {
+          // The file broke under the iterator: drop the handle too, so the next request reopens it.
+          if (error instanceof SQLiteError) lease.fail(error)
           end('failed', error)
           controller.error(error)
         }
