@@ -4,6 +4,8 @@
  * does not reject the load), pins the server to core 0 and every client to core 1, measures,
  * and prints a Markdown table: the median of several runs, their range, and the ratio to a
  * baseline measured in the same run. Loopback only, bounded in count and time.
+ * Options: --quick (fewer, shorter runs); --only csv,formatter,memory,slow-reader,pages,
+ * fairness,yield,tenants,limiter (a subset).
  */
 import { connect } from 'node:net'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -337,6 +339,49 @@ async function fairness(data: BenchData, server: ServerHandle, alone: { ours: Lo
   record({ figure: 'pages (32 conn.) during back-to-back 1M exports: p99', value: summarise(loaded.map((r) => r.p99)), unit: 'ms', baseline: { name: 'pages alone', value: aloneP99 }, target: '≤ 10 ms' })
 }
 
+/**
+ * The mechanism behind fairness, measured on the framework-free server: pages while one export
+ * streams back to back, with the export yielding once per chunk and without yielding.
+ */
+async function yieldExperiment(data: BenchData) {
+  log('Export fairness mechanism: yield per chunk vs none (framework-free server)')
+  const proc = Bun.spawn([...(TWO_CORES ? SERVER_CORE : []), process.execPath, 'bench/fairness-server.ts', bigTenantFile(data)], { cwd: ROOT, stdout: 'pipe' })
+  children.add(proc)
+  const port = new TextDecoder().decode((await proc.stdout.getReader().read()).value).trim()
+  const base = `http://127.0.0.1:${port}`
+  const { Database } = require('bun:sqlite') as typeof import('bun:sqlite')
+  const db = new Database(bigTenantFile(data), { readonly: true })
+  const starts = (db.query('SELECT created_at AS t FROM tickets WHERE rowid % 2000 = 0 LIMIT 400').all() as { t: string }[]).map((r) => `/page?at=${r.t}`)
+  db.close()
+  const pagesWith = async (yieldFlag: '0' | '1' | null) => {
+    let running = yieldFlag !== null
+    const exporter = (async () => {
+      while (running) {
+        const curl = Bun.spawn(['curl', '-s', '-o', '/dev/null', `${base}/export?yield=${yieldFlag}`])
+        await curl.exited
+      }
+    })()
+    await Bun.sleep(300)
+    const result = await load(base, starts, ['unused'], 8)
+    running = false
+    await exporter
+    return result
+  }
+  try {
+    const alone = await repeat(RUNS, () => pagesWith(null))
+    const yielding = await repeat(RUNS, () => pagesWith('1'))
+    const greedy = await repeat(RUNS, () => pagesWith('0'))
+    const s = (list: LoadResult[], key: 'rps' | 'p99') => summarise(list.map((r) => r[key]))
+    record({ figure: 'mechanism: pages (8 conn.) during exports that yield per chunk: req/s', value: s(yielding, 'rps'), unit: 'req/s', baseline: { name: 'pages alone', value: s(alone, 'rps') } })
+    record({ figure: 'mechanism: pages during exports that yield per chunk: p99', value: s(yielding, 'p99'), unit: 'ms', baseline: { name: 'pages alone', value: s(alone, 'p99') } })
+    record({ figure: 'mechanism: pages (8 conn.) during exports that never yield: req/s', value: s(greedy, 'rps'), unit: 'req/s', baseline: { name: 'pages alone', value: s(alone, 'rps') } })
+    record({ figure: 'mechanism: pages during exports that never yield: p99', value: s(greedy, 'p99'), unit: 'ms', baseline: { name: 'pages alone', value: s(alone, 'p99') } })
+  } finally {
+    proc.kill()
+    await proc.exited
+  }
+}
+
 async function tenants(data: BenchData, server: ServerHandle) {
   log('2,000 tenants, cache of 256')
   const hot = data.smallTokens.slice(0, 100)
@@ -374,16 +419,22 @@ async function limiterCost(data: BenchData, raised: ServerHandle, alone: { ours:
 const started = performance.now()
 log(`Building data in bench/.data (cached between runs)…`)
 const data = buildData(join(ROOT, 'bench', '.data'), log)
+// `--only name,name` runs a subset (names as below); without it, everything runs.
+const onlyArg = process.argv.indexOf('--only')
+const only = onlyArg > 0 ? new Set(process.argv[onlyArg + 1]!.split(',')) : null
+const wanted = (name: string) => !only || only.has(name)
 const server = await startServer(data, {}, 'bench-server')
 try {
-  await csvExports(data, server)
-  await formatters(data)
-  await exportMemory(data, server)
-  await slowReader(data, server)
-  const pageResults = await pages(data, server)
-  await fairness(data, server, pageResults[32]!)
-  await tenants(data, server)
-  await limiterCost(data, server, pageResults[32]!)
+  if (wanted('csv')) await csvExports(data, server)
+  if (wanted('formatter')) await formatters(data)
+  if (wanted('memory')) await exportMemory(data, server)
+  if (wanted('slow-reader')) await slowReader(data, server)
+  const needsPages = wanted('pages') || wanted('fairness') || wanted('limiter')
+  const pageResults = needsPages ? await pages(data, server) : null
+  if (wanted('fairness')) await fairness(data, server, pageResults![32]!)
+  if (wanted('yield')) await yieldExperiment(data)
+  if (wanted('tenants')) await tenants(data, server)
+  if (wanted('limiter')) await limiterCost(data, server, pageResults![32]!)
 } finally {
   await server.stop()
 }
