@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import type { TicketRow } from '../../src/tickets/repository.ts'
 
 /**
  * Canary values written into the personal columns of every fixture ticket. They must never
@@ -11,20 +12,9 @@ export const CANARY = {
   bearerHash: 'canarybearerhash0123456789abcdef0123456789abcdef0123456789abcd',
 } as const
 
-export interface FixtureTicket {
-  id: string
-  number: number
-  queueId: string
-  locationId: string
-  status: string
-  createdAt: string
-  calledAt?: string | null
-  completedAt?: string | null
-  cancelledAt?: string | null
-  skippedAt?: string | null
-  noShowAt?: string | null
-  calledByDeviceSessionId?: string | null
-}
+/** A ticket to write: the contract's fields, the lifecycle ones optional (null when left out). */
+export type FixtureTicket = Pick<TicketRow, 'id' | 'number' | 'queueId' | 'locationId' | 'status' | 'createdAt'> &
+  Partial<Omit<TicketRow, 'id' | 'number' | 'queueId' | 'locationId' | 'status' | 'createdAt'>>
 
 /** Locations and queues of the standard fixture: UTF-8 names, an empty location, an inactive queue. */
 export function writeStructure(db: Database): void {
