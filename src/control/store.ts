@@ -207,11 +207,15 @@ export class ControlStore {
 
   /** The key that signs pagination cursors; created once, shared by every process on this data dir. */
   cursorSigningKey(): string {
+    const read = () => this.orm.select().from(serviceSettings).where(eq(serviceSettings.key, 'cursor_signing_key')).get()?.value
+    // Read first: once the key exists, starting a server needs no write lock (the admin CLI may hold it).
+    const existing = read()
+    if (existing) return existing
     this.orm
       .insert(serviceSettings)
       .values({ key: 'cursor_signing_key', value: randomBase62(43) })
       .onConflictDoNothing()
       .run()
-    return this.orm.select().from(serviceSettings).where(eq(serviceSettings.key, 'cursor_signing_key')).get()!.value
+    return read()!
   }
 }
