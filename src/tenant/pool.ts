@@ -2,7 +2,6 @@ import { Database, type Statement } from 'bun:sqlite'
 import { statSync } from 'node:fs'
 import { LRUCache } from 'lru-cache'
 import type { Logger } from '../logger.ts'
-import { schemaVersion } from '../db/migrator.ts'
 import { isServableTenantVersion } from './migrations.ts'
 import { tenantFilePath, isValidOrganisationId } from './paths.ts'
 
@@ -45,12 +44,15 @@ class TenantHandle {
   /**
    * The schema version this connection last read, re-read whenever another connection has
    * committed since (data_version changes): the administration application may migrate a file
-   * in place while it is open. Throws a SQLite error when the file is no longer readable.
+   * in place while it is open. Each re-read of a servable version also prepares a statement
+   * naming every column of the contract that the API reads, which fails on a foreign schema.
+   * Throws the SQLite error of a file that cannot be read.
    */
   currentSchemaVersion(): number {
     const dataVersion = (this.statement('PRAGMA data_version').get() as { data_version: number }).data_version
     if (dataVersion !== this.checkedDataVersion) {
       this.schemaVersion = (this.statement('PRAGMA user_version').get() as { user_version: number }).user_version
+      if (isServableTenantVersion(this.schemaVersion)) this.db.prepare(SCHEMA_PROBE).finalize()
       this.checkedDataVersion = dataVersion
     }
     return this.schemaVersion
@@ -148,42 +150,43 @@ export class TenantPool {
     const identity = fileIdentity(path)
     const cached = this.cache.get(organisationId)
     if (cached && cached.fileIdentity === identity) {
-      let version: number
-      try {
-        version = cached.currentSchemaVersion()
-      } catch (error) {
-        this.cache.delete(organisationId)
-        throw this.unavailable(organisationId, describeSqliteFailure(error))
-      }
-      if (isServableTenantVersion(version)) return cached
-      this.cache.delete(organisationId)
-      throw this.unavailable(organisationId, `unknown tenant schema version ${version}`)
+      this.ensureServable(cached, () => this.cache.delete(organisationId))
+      return cached
     }
     if (cached) this.cache.delete(organisationId) // the file was replaced or removed
     if (identity === null) throw this.unavailable(organisationId, 'tenant file missing')
 
-    let db: Database | undefined
+    let handle: TenantHandle
     try {
-      db = new Database(path, { readonly: true })
+      const db = new Database(path, { readonly: true })
       // A reader waits briefly for WAL recovery by a writer, never long: this blocks the event loop.
       db.exec('PRAGMA busy_timeout = 250')
-      const version = schemaVersion(db)
-      if (!isServableTenantVersion(version)) {
-        db.close(false)
-        throw this.unavailable(organisationId, `unknown tenant schema version ${version}`)
-      }
-      const handle = new TenantHandle(organisationId, db, identity)
-      // Preparing the contract's columns proves the schema is the one we read (and the file a database).
-      handle.statement(SCHEMA_PROBE).get()
-      handle.currentSchemaVersion()
-      this.cache.set(organisationId, handle)
-      if (this.loggedFailures.delete(organisationId)) this.options.logger.info('tenant_recovered', { organisationId })
-      return handle
+      handle = new TenantHandle(organisationId, db, identity)
     } catch (error) {
-      if (error instanceof TenantUnavailableError) throw error
-      db?.close(false)
       throw this.unavailable(organisationId, describeSqliteFailure(error))
     }
+    this.ensureServable(handle, () => handle.close())
+    this.cache.set(organisationId, handle)
+    if (this.loggedFailures.delete(organisationId)) this.options.logger.info('tenant_recovered', { organisationId })
+    return handle
+  }
+
+  /**
+   * The one check of a handle, when it is opened and on every later lease: a schema version this
+   * program serves (see currentSchemaVersion). Otherwise `discard` the handle and throw the 503.
+   */
+  private ensureServable(handle: TenantHandle, discard: () => void): void {
+    const { organisationId } = handle
+    let reason: string | undefined
+    try {
+      const version = handle.currentSchemaVersion()
+      if (!isServableTenantVersion(version)) reason = `unknown tenant schema version ${version}`
+    } catch (error) {
+      reason = describeSqliteFailure(error)
+    }
+    if (reason === undefined) return
+    discard()
+    throw this.unavailable(organisationId, reason)
   }
 
   private unavailable(organisationId: string, reason: string): TenantUnavailableError {
