@@ -32,7 +32,8 @@ export function authenticate(authorization: string | null, store: ControlStore):
  * seconds, so that a request never waits on a write of the control store for it.
  */
 export class LastUsedRecorder {
-  private pending = new Map<string, string>()
+  /** Token id → epoch ms of its latest use; formatted only when written. */
+  private pending = new Map<string, number>()
   private timer: ReturnType<typeof setInterval> | undefined
 
   constructor(
@@ -45,7 +46,7 @@ export class LastUsedRecorder {
   }
 
   note(tokenId: string, at: number): void {
-    this.pending.set(tokenId, new Date(at).toISOString())
+    this.pending.set(tokenId, at)
   }
 
   flush(): void {
@@ -53,7 +54,7 @@ export class LastUsedRecorder {
     const batch = this.pending
     this.pending = new Map()
     try {
-      this.store.recordTokenUse(batch)
+      this.store.recordTokenUse(new Map([...batch].map(([id, at]) => [id, new Date(at).toISOString()])))
     } catch (error) {
       // Busy or read-only: keep the newest times for the next attempt.
       for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at)

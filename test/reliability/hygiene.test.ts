@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { startServer, tempDataDir, assertNoSecretsLogged, type TestServer } from '../support/harness.ts'
 import { generateToken } from '../../src/auth/token.ts'
 import * as tokenModule from '../../src/auth/token.ts'
+import { ControlStore } from '../../src/control/store.ts'
 
 describe('response hygiene', () => {
   let server: TestServer
@@ -79,6 +80,22 @@ describe('the data directory', () => {
     const server = await startServer({}, { dataDir })
     expect(statSync(dataDir).mode & 0o777).toBe(0o700)
     await server.close()
+    temp.cleanup()
+  })
+})
+
+describe('last used', () => {
+  test('recorded in batches, not per request, and written on close', async () => {
+    const temp = tempDataDir()
+    const server = await startServer({}, { dataDir: temp.dir })
+    const { org, token } = server.organisation()
+    const writes = spyOn(server.app.store, 'recordTokenUse')
+    for (let i = 0; i < 5; i++) await (await server.get('/v1/queues', token)).arrayBuffer()
+    expect(writes).not.toHaveBeenCalled() // no write on the request path
+    await server.close()
+    const store = new ControlStore(temp.dir)
+    expect(store.listTokens(org.id)[0]!.lastUsedAt).toBe(new Date(server.clock.now()).toISOString())
+    store.close()
     temp.cleanup()
   })
 })
