@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { gunzipSync } from 'node:zlib'
 import { readFileSync, truncateSync, statSync } from 'node:fs'
-import { parseString } from 'fast-csv'
-import type { Database } from 'bun:sqlite'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { standardTickets, writeStructure } from '../support/fixtures.ts'
+import { parseCsv, standardTickets, writeBulkTickets, writeStructure } from '../support/fixtures.ts'
 import { securitySuite } from '../support/security-suite.ts'
 import { RawHttpClient, eventually } from '../support/raw-http.ts'
 import { startServerProcess } from '../support/server-process.ts'
@@ -13,31 +11,6 @@ import { tenantFilePath } from '../../src/tenant/paths.ts'
 securitySuite('/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-05')
 
 const HEADER = 'id,number,queueId,locationId,status,createdAt,calledAt,completedAt,cancelledAt,skippedAt,noShowAt,calledByDeviceSessionId'
-
-/** Parses CSV with fast-csv: an independent reader, not our formatter. */
-function parseCsv(text: string): Promise<Record<string, string>[]> {
-  return new Promise((resolve, reject) => {
-    const rows: Record<string, string>[] = []
-    parseString(text, { headers: true })
-      .on('data', (row: Record<string, string>) => rows.push(row))
-      .on('error', reject)
-      .on('end', () => resolve(rows))
-  })
-}
-
-/** Fills a tenant with `count` tickets, one a minute from 2026-01-01 (fast, in SQL). */
-function writeManyTickets(db: Database, count: number) {
-  db.exec(`
-    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${count - 1})
-    INSERT INTO tickets (id, number, queue_id, location_id, status, created_at, called_at, completed_at, customer_name, notes, party_size, bearer_hash)
-    SELECT printf('bulk-%07d', i), i, 'q_pay', 'loc_a', 'COMPLETED',
-           strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes'),
-           strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes', '+30 seconds'),
-           strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes', '+90 seconds'),
-           'CANARY name', 'CANARY notes', 3, 'hash'
-    FROM n;
-  `)
-}
 
 describe('GET /v1/exports/tickets.csv', () => {
   let server: TestServer
@@ -59,7 +32,7 @@ describe('GET /v1/exports/tickets.csv', () => {
     bigOrgId = big.org.id
     const db = openTenant(server.dataDir, bigOrgId)
     writeStructure(db)
-    writeManyTickets(db, 200_000)
+    writeBulkTickets(db, { count: 200_000 })
     db.close()
   })
   afterAll(() => server.close())
@@ -200,7 +173,7 @@ describe('GET /v1/exports/tickets.csv', () => {
     const failing = server.organisation()
     const db = openTenant(server.dataDir, failing.org.id)
     writeStructure(db)
-    writeManyTickets(db, 200_000)
+    writeBulkTickets(db, { count: 200_000 })
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     db.close()
     const path = tenantFilePath(server.dataDir, failing.org.id)

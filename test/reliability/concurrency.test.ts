@@ -1,20 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { parseString } from 'fast-csv'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { writeStructure } from '../support/fixtures.ts'
+import { parseCsv, writeBulkTickets, writeStructure } from '../support/fixtures.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 
 const FROM = Date.parse('2026-03-01T00:00:00.000Z')
 const TO = Date.parse('2026-03-08T00:00:00.000Z')
 const QUERY = 'from=2026-03-01&to=2026-03-08'
 const BATCH = 25
-
-function parseCsv(text: string): Promise<Record<string, string>[]> {
-  return new Promise((resolve, reject) => {
-    const rows: Record<string, string>[] = []
-    parseString(text, { headers: true }).on('data', (row: Record<string, string>) => rows.push(row)).on('error', reject).on('end', () => resolve(rows))
-  })
-}
 
 describe('reading while the administration application writes', () => {
   let server: TestServer
@@ -29,11 +21,7 @@ describe('reading while the administration application writes', () => {
     orgId = created.org.id
     const db = openTenant(server.dataDir, orgId)
     writeStructure(db)
-    db.exec(`
-      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 19999)
-      INSERT INTO tickets (id, number, queue_id, location_id, status, created_at)
-      SELECT printf('init-%05d', i), i, 'q_id', 'loc_a', 'COMPLETED', strftime('%Y-%m-%dT%H:%M:%fZ', '2026-03-01', '+' || (i * 30) || ' seconds') FROM n;
-    `)
+    writeBulkTickets(db, { count: 20_000, idPrefix: 'init-', start: '2026-03-01', everySeconds: 30, queueId: 'q_id' })
     initialIds = (db.query('SELECT id FROM tickets ORDER BY id').all() as { id: string }[]).map((r) => r.id)
     db.close()
   })

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { ControlStore } from '../../src/control/store.ts'
 import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
 import { tempDataDir, openTenant } from '../support/harness.ts'
-import { writeStructure } from '../support/fixtures.ts'
+import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
 import { startServerProcess } from '../support/server-process.ts'
 import { eventually } from '../support/raw-http.ts'
 
@@ -21,11 +21,7 @@ beforeEach(() => {
     const org = createOrganisationWithTenant(store, { name: `Process ${plan}`, plan, apiEnabled: true, now: Date.now() })
     const db = openTenant(dataDir, org.id)
     writeStructure(db)
-    db.exec(`
-      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 199999)
-      INSERT INTO tickets (id, number, queue_id, location_id, status, created_at)
-      SELECT printf('t%07d', i), i, 'q_pay', 'loc_a', 'COMPLETED', strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || (i * 30) || ' seconds') FROM n;
-    `)
+    writeBulkTickets(db, { count: 200_000, everySeconds: 30 })
     db.close()
     tokens.push(store.createToken({ organisationId: org.id, name: 'process', createdAt: new Date().toISOString() }).token)
   }

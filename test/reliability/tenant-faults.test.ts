@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readdirSync, readlinkSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { writeStructure, writeTickets, standardTickets } from '../support/fixtures.ts'
+import { standardTickets, writeBulkTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { openTenantForWriting } from '../../src/tenant/files.ts'
 
@@ -28,13 +28,8 @@ describe('tenant pool churn: 200 organisations through a cache of 4', () => {
     for (let i = 0; i < 200; i++) {
       const { org, token } = server.organisation()
       const db = openTenant(server.dataDir, org.id)
-      db.exec(`
-        INSERT INTO locations VALUES ('loc', 'Location ${i}', 'l');
-        INSERT INTO queues VALUES ('q', 'loc', 'Queue', 'q', 'ACTIVE');
-        WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 1999)
-        INSERT INTO tickets (id, number, queue_id, location_id, status, created_at)
-        SELECT printf('org${i}-%04d', i), i, 'q', 'loc', 'COMPLETED', strftime('%Y-%m-%dT%H:%M:%fZ', '2026-03-01', '+' || i || ' minutes') FROM n;
-      `)
+      writeStructure(db)
+      writeBulkTickets(db, { count: 2000, idPrefix: `org${i}-`, start: '2026-03-01' })
       db.close()
       tokens.push(token)
     }
@@ -57,7 +52,7 @@ describe('tenant pool churn: 200 organisations through a cache of 4', () => {
         expect(response.status).toBe(200)
         const lines = (await response.text()).split('\r\n')
         expect(lines.length).toBe(2000 + 2) // header, 2000 rows, final empty string
-        expect(lines[1]).toStartWith(`org${index}-0000,`) // its own data, read to the end
+        expect(lines[1]).toStartWith(`org${index}-0000000,`) // its own data, read to the end
       }
     }
     await Promise.all(Array.from({ length: CONCURRENCY }, worker))
@@ -91,12 +86,8 @@ describe('broken tenant files', () => {
     const { org, token } = server.organisation()
     const db = openTenant(server.dataDir, org.id)
     writeStructure(db)
-    db.exec(`
-      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${rows - 1})
-      INSERT INTO tickets (id, number, queue_id, location_id, status, created_at, notes)
-      SELECT printf('t%06d', i), i, 'q_pay', 'loc_a', 'COMPLETED', strftime('%Y-%m-%dT%H:%M:%fZ', '2026-03-01', '+' || i || ' seconds'), printf('%0200d', i) FROM n;
-      PRAGMA wal_checkpoint(TRUNCATE);
-    `)
+    writeBulkTickets(db, { count: rows, start: '2026-03-01', everySeconds: 1, notesWidth: 200 })
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     db.close()
     return { org, token, path: tenantFilePath(server.dataDir, org.id) }
   }
