@@ -8,10 +8,10 @@
  * fairness,yield,tenants,limiter (a subset).
  */
 import { connect } from 'node:net'
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cpus } from 'node:os'
 import { buildData, bigTenantFile, type BenchData } from './data.ts'
+import { CLIENT_CORE, cpuOf, fdsOf, ROOT, rssOf, SERVER_CORE, startServer as startServerProcess, track, TWO_CORES, type ServerHandle } from './processes.ts'
 import { describeMachine } from './machine.ts'
 import { summarise, type Summary } from './stats.ts'
 import { ControlStore } from '../src/control/store.ts'
@@ -20,10 +20,6 @@ import { parseTicketQuery } from '../src/tickets/query.ts'
 import { compareFormatters } from './csv-formatter.ts'
 import type { TicketRow } from '../src/tickets/repository.ts'
 
-const ROOT = join(import.meta.dir, '..')
-const TWO_CORES = cpus().length >= 2
-const SERVER_CORE = ['taskset', '-c', '0']
-const CLIENT_CORE = ['taskset', '-c', '1']
 
 // Re-run pinned to the client core, so that this process and every client it starts stay off the server's core.
 if (TWO_CORES && !process.env.BENCH_PINNED) {
@@ -41,52 +37,15 @@ const log = (line: string) => process.stderr.write(line + '\n')
 
 // ---- process helpers --------------------------------------------------------------------------
 
-/** Every server this run starts, killed on the way out whatever happens (a crash included). */
-const children = new Set<{ kill(signal?: number | NodeJS.Signals): void }>()
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL')
-})
-
-interface ServerHandle {
-  base: string
-  pid: number
-  logPath: string
-  stop(): Promise<void>
-}
-
-async function startServer(data: BenchData, env: Record<string, string>, name: string): Promise<ServerHandle> {
-  const logPath = join(ROOT, 'bench', '.data', `${name}.log`)
-  writeFileSync(logPath, '') // a previous run's "listening" line must not be mistaken for this one's
-  const proc = Bun.spawn([...(TWO_CORES ? SERVER_CORE : []), process.execPath, 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, DATA_DIR: data.dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', TENANT_CACHE_SIZE: '256', ...env },
-    stdout: Bun.file(logPath),
-    stderr: 'inherit',
-  })
-  children.add(proc)
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    const match = /"event":"listening","url":"([^"]+)"/.exec(readFileSync(logPath, 'utf8'))
-    if (match) return { base: match[1]!, pid: proc.pid, logPath, stop: async () => { proc.kill('SIGTERM'); await proc.exited } }
-    if (Date.now() > deadline) throw new Error(`${name} did not start`)
-    await Bun.sleep(20)
-  }
-}
+/** The service under test, with the benchmark's settings (the limiter must reject nothing). */
+const startServer = (data: BenchData, env: Record<string, string>, name: string) =>
+  startServerProcess(data.dataDir, { RATE_LIMIT_PER_MINUTE: '1000000', TENANT_CACHE_SIZE: '256', ...env }, name)
 
 async function startBaseline(file: string): Promise<{ base: string; pid: number; stop(): Promise<void> }> {
-  const proc = Bun.spawn([...(TWO_CORES ? SERVER_CORE : []), process.execPath, 'bench/baseline-server.ts', file], { cwd: ROOT, stdout: 'pipe' })
-  children.add(proc)
+  const proc = track(Bun.spawn([...SERVER_CORE, process.execPath, 'bench/baseline-server.ts', file], { cwd: ROOT, stdout: 'pipe' }))
   const reader = proc.stdout.getReader()
   const port = new TextDecoder().decode((await reader.read()).value).trim()
   return { base: `http://127.0.0.1:${port}`, pid: proc.pid, stop: async () => { proc.kill(); await proc.exited } }
-}
-
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024
-const fdsOf = (pid: number) => readdirSync(`/proc/${pid}/fd`).length
-/** User + system CPU seconds of a process. */
-function cpuOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 /** Samples `pid`'s RSS every 10 ms while `work` runs; returns the peak. */
@@ -111,7 +70,7 @@ async function curlExport(url: string, token: string): Promise<{ ttfb: number; t
 async function sqliteCli(file: string, from: string, to: string): Promise<number> {
   const sql = `SELECT id, number, queue_id, location_id, status, created_at, called_at, completed_at, cancelled_at, skipped_at, no_show_at, called_by_device_session_id FROM tickets WHERE created_at >= '${from}' AND created_at < '${to}' ORDER BY created_at, id`
   const started = performance.now()
-  const proc = Bun.spawn([...(TWO_CORES ? SERVER_CORE : []), 'sqlite3', '-csv', '-header', '-readonly', file, sql], { stdout: Bun.file('/dev/null') })
+  const proc = Bun.spawn([...SERVER_CORE, 'sqlite3', '-csv', '-header', '-readonly', file, sql], { stdout: Bun.file('/dev/null') })
   if ((await proc.exited) !== 0) throw new Error('sqlite3 failed')
   return (performance.now() - started) / 1000
 }
@@ -249,8 +208,11 @@ async function slowReader(data: BenchData, server: ServerHandle) {
   record({ figure: `slow reader: statement released after disconnect (${released}/${results.length} runs)`, value: summarise([released / results.length]), unit: '' })
 }
 
-/** Cursors spread over the 1M-row range, for our server and for the baseline. */
-function cursorPaths(data: BenchData): { ours: string[]; baseline: string[]; last: { ours: string; baseline: string } } {
+/** Cursors spread over the 1M-row range, for our server and for the baseline; computed once (a window query over 1M rows). */
+let cursorPathsCache: ReturnType<typeof computeCursorPaths> | undefined
+const cursorPaths = (data: BenchData) => (cursorPathsCache ??= computeCursorPaths(data))
+
+function computeCursorPaths(data: BenchData): { ours: string[]; baseline: string[]; last: { ours: string; baseline: string } } {
   const store = new ControlStore(data.dataDir)
   const codec = new CursorCodec(store.cursorSigningKey())
   store.close()
@@ -345,8 +307,7 @@ async function fairness(data: BenchData, server: ServerHandle, alone: { ours: Lo
  */
 async function yieldExperiment(data: BenchData) {
   log('Export fairness mechanism: yield per chunk vs none (framework-free server)')
-  const proc = Bun.spawn([...(TWO_CORES ? SERVER_CORE : []), process.execPath, 'bench/fairness-server.ts', bigTenantFile(data)], { cwd: ROOT, stdout: 'pipe' })
-  children.add(proc)
+  const proc = track(Bun.spawn([...SERVER_CORE, process.execPath, 'bench/fairness-server.ts', bigTenantFile(data)], { cwd: ROOT, stdout: 'pipe' }))
   const port = new TextDecoder().decode((await proc.stdout.getReader().read()).value).trim()
   const base = `http://127.0.0.1:${port}`
   const { Database } = require('bun:sqlite') as typeof import('bun:sqlite')

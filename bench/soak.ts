@@ -5,42 +5,22 @@
  * driven into 429s. Afterwards it checks that no answer was a 5xx and that RSS and open file
  * descriptors are back to their level after the warm-up.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cpus } from 'node:os'
 import { buildData } from './data.ts'
+import { fdsOf, ROOT, rssOf, startServer } from './processes.ts'
 import { ControlStore } from '../src/control/store.ts'
 import { CursorCodec } from '../src/tickets/cursor.ts'
 import { parseTicketQuery } from '../src/tickets/query.ts'
 
-const ROOT = join(import.meta.dir, '..')
 const minutesArg = process.argv.indexOf('--minutes')
 const MINUTES = minutesArg > 0 ? Number(process.argv[minutesArg + 1]) : 3
-const TWO_CORES = cpus().length >= 2
 const log = (line: string) => process.stderr.write(line + '\n')
 
 const data = buildData(join(ROOT, 'bench', '.data'), log)
-const logPath = join(ROOT, 'bench', '.data', 'soak-server.log')
-writeFileSync(logPath, '')
-const server = Bun.spawn([...(TWO_CORES ? ['taskset', '-c', '0'] : []), process.execPath, 'src/main.ts'], {
-  cwd: ROOT,
-  env: { ...process.env, DATA_DIR: data.dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '600', TENANT_CACHE_SIZE: '64' },
-  stdout: Bun.file(logPath),
-  stderr: 'inherit',
-})
-process.on('exit', () => server.kill('SIGKILL')) // never leave the server behind
-const base = await (async () => {
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    const match = /"event":"listening","url":"([^"]+)"/.exec(readFileSync(logPath, 'utf8'))
-    if (match) return match[1]!
-    if (Date.now() > deadline) throw new Error('server did not start')
-    await Bun.sleep(50)
-  }
-})()
-
-const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024
-const fds = () => readdirSync(`/proc/${server.pid}/fd`).length
+const server = await startServer(data.dataDir, { RATE_LIMIT_PER_MINUTE: '600', TENANT_CACHE_SIZE: '64' }, 'soak-server')
+const base = server.base
+const rss = () => rssOf(server.pid) / 2 ** 20
+const fds = () => fdsOf(server.pid)
 const statuses = new Map<string, number>()
 const count = (kind: string, status: number) => statuses.set(`${kind} ${status}`, (statuses.get(`${kind} ${status}`) ?? 0) + 1)
 
@@ -128,8 +108,7 @@ await mix(MINUTES * 60)
 clearInterval(sampler)
 await Bun.sleep(5000)
 const after = { rss: rss(), fds: fds() }
-server.kill('SIGTERM')
-await server.exited
+await server.stop()
 
 const fiveXX = [...statuses].filter(([key]) => / 5\d\d$/.test(key)).reduce((sum, [, n]) => sum + n, 0)
 const total = [...statuses.values()].reduce((a, b) => a + b, 0)

@@ -1,0 +1,59 @@
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { join } from 'node:path'
+
+/** Helpers shared by `bun run bench` and `bun run soak`: the server process and what it uses. */
+
+export const ROOT = join(import.meta.dir, '..')
+export const TWO_CORES = cpus().length >= 2
+/** Servers run on core 0; the benchmark re-runs itself, and so every client, on core 1. */
+export const SERVER_CORE = TWO_CORES ? ['taskset', '-c', '0'] : []
+export const CLIENT_CORE = TWO_CORES ? ['taskset', '-c', '1'] : []
+
+/** Every process started here, killed on the way out whatever happens (a crash included). */
+const children = new Set<{ kill(signal?: number | NodeJS.Signals): void }>()
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL')
+})
+
+export function track<T extends { kill(signal?: number | NodeJS.Signals): void }>(child: T): T {
+  children.add(child)
+  return child
+}
+
+export interface ServerHandle {
+  base: string
+  pid: number
+  logPath: string
+  stop(): Promise<void>
+}
+
+/** Starts `src/main.ts` on core 0 with its log in bench/.data/<name>.log, once it listens. */
+export async function startServer(dataDir: string, env: Record<string, string>, name: string): Promise<ServerHandle> {
+  const logPath = join(ROOT, 'bench', '.data', `${name}.log`)
+  writeFileSync(logPath, '') // a previous run's "listening" line must not be mistaken for this one's
+  const proc = track(
+    Bun.spawn([...SERVER_CORE, process.execPath, 'src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+      stdout: Bun.file(logPath),
+      stderr: 'inherit',
+    }),
+  )
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    const match = /"event":"listening","url":"([^"]+)"/.exec(readFileSync(logPath, 'utf8'))
+    if (match) return { base: match[1]!, pid: proc.pid, logPath, stop: async () => { proc.kill('SIGTERM'); await proc.exited } }
+    if (Date.now() > deadline) throw new Error(`${name} did not start`)
+    await Bun.sleep(20)
+  }
+}
+
+/** Resident memory of a process, in bytes. */
+export const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024
+export const fdsOf = (pid: number) => readdirSync(`/proc/${pid}/fd`).length
+/** User + system CPU seconds of a process. */
+export function cpuOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
