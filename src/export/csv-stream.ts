@@ -22,16 +22,25 @@ export interface ExportStreamOptions {
 /** Lets the event loop run I/O (other requests) before the next chunk; see `pull` below. */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
 
+/** The part of Bun's direct-stream controller used here. */
+interface DirectController {
+  /** Returns a promise when the socket pushes back: awaiting it is the backpressure. */
+  write(data: string): number | Promise<number>
+  close(error?: Error): void
+}
+
 /**
- * A pull-based CSV stream over a lazy statement iterator on a leased tenant connection.
+ * A CSV stream over a lazy statement iterator on a leased tenant connection.
  *
  * Everything that can fail before the first byte fails in this function (preparing the
  * statement and reading the first row), so the caller can still answer with a JSON error. After
- * that, each `pull()` formats about `chunkBytes` of rows: memory stays flat whatever the row
- * count, and a slow reader slows the query instead of filling memory. Every ending (complete,
- * cancel, stall, failure) finalises the statement and releases the lease exactly once. A failure
- * after the first byte errors the stream, so the client sees a truncated transfer, never a file
- * that looks complete.
+ * that, rows are formatted about `chunkBytes` at a time and written straight to the response:
+ * a Bun "direct" stream, with no queue between the formatter and the socket (measured faster
+ * than a pull-based stream; see the README). Memory stays flat whatever the row count: a write
+ * the socket cannot take yet returns a promise, and the loop waits for it, so a slow reader
+ * slows the query instead of filling memory. Every ending (complete, cancel, stall, failure)
+ * finalises the statement and releases the lease exactly once. A failure after the first byte
+ * aborts the response, so the client sees a truncated transfer, never a file that looks complete.
  */
 export function createCsvExportStream(options: ExportStreamOptions): ReadableStream<string> {
   const { lease, query, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd } = options
@@ -51,9 +60,8 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
   let rowCount = 0
   let charCount = 0
   let ended = false
-  let first = true
-  let lastPull = Date.now()
-  let controllerRef: ReadableStreamDefaultController<string> | undefined
+  let lastProgress = Date.now()
+  let controllerRef: DirectController | undefined
 
   const end = (outcome: ExportOutcome, error?: unknown) => {
     if (ended) return
@@ -68,57 +76,67 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
     }
   }
 
-  // Bun's idle timeout does not end a response stream whose reader stopped reading: pull() is
-  // simply not called again. The watchdog notices and releases the statement and the lease.
+  // A reader that stops reading leaves a write waiting for the socket forever: Bun's idle
+  // timeout does not end such a response. The watchdog notices, releases the statement and the
+  // lease, and aborts the response.
   const watchdog = setInterval(
     () => {
-      if (ended || Date.now() - lastPull < stallTimeoutMs) return
+      if (ended || Date.now() - lastProgress < stallTimeoutMs) return
       end('stalled')
-      controllerRef?.error(new Error('export reader stalled'))
+      controllerRef?.close(new Error('export reader stalled'))
     },
     Math.max(50, Math.min(1000, stallTimeoutMs / 4)),
   )
   watchdog.unref()
 
-  return new ReadableStream<string>(
-    {
-      async pull(controller) {
-        controllerRef = controller
-        lastPull = Date.now()
-        // Against a fast reader, Bun calls pull() back to back without returning to I/O, so one
-        // export would starve every other request. One macrotask per chunk keeps them served.
-        if (!first) await yieldToEventLoop()
-        if (ended) return
-        try {
-          // Closing only in a pull of its own keeps even a one-chunk export a chunked, streamed
-          // response: Bun sends a stream that ends in its first pull with a Content-Length instead.
-          if (!first && next.done) {
-            end('complete')
-            controller.close()
-            return
-          }
-          let text = first ? csvHeader(demo) : ''
-          first = false
-          while (!next.done && text.length < chunkBytes) {
-            text += csvLine(next.value as TicketRow, demo)
-            rowCount++
-            next = rows.next()
-          }
-          // Strings go to Bun as they are (it writes them as UTF-8): measured faster than
-          // encoding each chunk with a TextEncoder first.
-          charCount += text.length
-          controller.enqueue(text)
-        } catch (error) {
-          // The file broke under the iterator: drop the handle too, so the next request reopens it.
-          if (error instanceof SQLiteError) lease.fail(error)
-          end('failed', error)
-          controller.error(error)
+  /** The next ~chunkBytes of CSV: the header first, then whole lines. */
+  const nextChunk = (header: boolean): string => {
+    let text = header ? csvHeader(demo) : ''
+    while (!next.done && text.length < chunkBytes) {
+      text += csvLine(next.value as TicketRow, demo)
+      rowCount++
+      next = rows.next()
+    }
+    charCount += text.length
+    return text
+  }
+
+  const source = {
+    type: 'direct' as const,
+    async pull(controller: DirectController) {
+      controllerRef = controller
+      try {
+        let header = true
+        while (!ended) {
+          // Strings go to Bun as they are (it writes them as UTF-8 into the socket's buffer).
+          const written = controller.write(nextChunk(header))
+          header = false
+          lastProgress = Date.now()
+          // A pending write is the socket's backpressure: wait for it to drain. Otherwise
+          // still return to the event loop once per chunk: a loop that never yields would let
+          // one export starve every other request. (Waiting before the close also keeps a
+          // one-chunk export chunked: Bun gives a stream that ends in the tick of its first
+          // write a Content-Length instead.)
+          if (typeof written === 'object') await written
+          else await yieldToEventLoop()
+          lastProgress = Date.now()
+          if (next.done) break
         }
-      },
-      cancel() {
-        end('cancelled')
-      },
+        if (ended) return
+        end('complete')
+        controller.close()
+      } catch (error) {
+        if (ended) return
+        // The file broke under the iterator: drop the handle too, so the next request reopens it.
+        if (error instanceof SQLiteError) lease.fail(error)
+        end('failed', error)
+        controller.close(error instanceof Error ? error : new Error(String(error)))
+      }
     },
-    { highWaterMark: 1 },
-  )
+    cancel() {
+      end('cancelled')
+    },
+  }
+  // bun-types describes the direct source on Bun's own ReadableStream overload only.
+  return new ReadableStream(source as unknown as UnderlyingDefaultSource<string>)
 }
