@@ -58,6 +58,41 @@ describe('token checks cost the same for unknown and revoked tokens', () => {
   })
 })
 
+describe('active tokens are remembered, and changes made elsewhere still count on the next request', () => {
+  test('revoking a token, disabling the API or deleting the organisation from another connection (the admin CLI)', async () => {
+    const server = await startServer()
+    const { org, token } = server.organisation()
+    const second = server.token(org.id)
+    const third = server.organisation()
+    // Warm the memory of active tokens first.
+    for (const bearer of [token, second.token, third.token]) expect((await server.get('/v1/queues', bearer)).status).toBe(200)
+    const elsewhere = new ControlStore(server.dataDir)
+    try {
+      elsewhere.revokeToken(second.id, new Date().toISOString())
+      expect((await server.get('/v1/queues', second.token)).status).toBe(401)
+      expect((await server.get('/v1/queues', token)).status).toBe(200)
+      elsewhere.updateOrganisation(org.id, { apiEnabled: false })
+      expect((await server.get('/v1/queues', token)).status).toBe(402)
+      elsewhere.updateOrganisation(org.id, { apiEnabled: true })
+      expect((await server.get('/v1/queues', token)).status).toBe(200)
+      elsewhere.db.run('DELETE FROM api_tokens WHERE organisation_id = ?', [third.org.id])
+      expect((await server.get('/v1/queues', third.token)).status).toBe(401)
+    } finally {
+      elsewhere.close()
+      await server.close()
+    }
+  })
+
+  test("the server's own store writes empty the memory too", async () => {
+    const server = await startServer()
+    const { org, token } = server.organisation()
+    expect((await server.get('/v1/queues', token)).status).toBe(200)
+    server.app.store.updateOrganisation(org.id, { apiEnabled: false })
+    expect((await server.get('/v1/queues', token)).status).toBe(402)
+    await server.close()
+  })
+})
+
 describe('the data directory', () => {
   test('created by the server 0700, its files 0600', async () => {
     const temp = tempDataDir()
