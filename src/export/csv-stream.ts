@@ -30,7 +30,7 @@ interface DirectController {
 }
 
 /**
- * A CSV stream over a lazy statement iterator on a leased tenant connection.
+ * A CSV stream over a lazy statement iterator on a tenant connection leased for this export.
  *
  * Everything that can fail before the first byte fails in this function (preparing the
  * statement and reading the first row), so the caller can still answer with a JSON error. After

@@ -28,7 +28,8 @@ export function exportFileName(query: TicketQuery, demo: boolean): string {
 export function exportHandler(deps: ExportDeps) {
   return (caller: Caller, params: URLSearchParams, request: Request, requestId: string): Response => {
     const query = parseTicketQuery(params, 'export')
-    const lease = deps.pool.acquire(caller.organisationId)
+    // A connection of its own: the export's snapshot must not hold back the organisation's pages.
+    const lease = deps.pool.acquireOwn(caller.organisationId)
     const startedAt = performance.now()
     const csv = createCsvExportStream({
       lease,

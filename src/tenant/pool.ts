@@ -107,9 +107,33 @@ export class TenantPool {
     })
   }
 
-  /** Leases the organisation's tenant connection. Throws TenantUnavailableError. */
+  /** Leases the organisation's shared tenant connection. Throws TenantUnavailableError. */
   acquire(organisationId: string): TenantLease {
-    const handle = this.openHandle(organisationId)
+    return this.lease(this.openHandle(organisationId))
+  }
+
+  /**
+   * Leases a connection of its own, closed on release, for a long read (a CSV export). A
+   * statement being stepped holds its connection's read snapshot: on the shared connection,
+   * every page request of the organisation would see that old snapshot until the export ended.
+   * The file is checked as for `acquire` first. Throws TenantUnavailableError.
+   */
+  acquireOwn(organisationId: string): TenantLease {
+    const shared = this.openHandle(organisationId)
+    let handle: TenantHandle
+    try {
+      handle = new TenantHandle(organisationId, openReadOnly(tenantFilePath(this.options.dataDir, organisationId)), shared.fileIdentity)
+    } catch (error) {
+      throw this.unavailable(organisationId, describeSqliteFailure(error))
+    }
+    // Never cached: retired from the start, so the last release closes it.
+    handle.retired = true
+    this.retiredInUse.add(handle)
+    return this.lease(handle)
+  }
+
+  private lease(handle: TenantHandle): TenantLease {
+    const { organisationId } = handle
     handle.leases++
     this.leasesOut++
     let released = false
@@ -127,7 +151,8 @@ export class TenantPool {
       release,
       fail: (cause) => {
         const reason = describeSqliteFailure(cause)
-        if (this.cache.get(organisationId) === handle) this.cache.delete(organisationId)
+        // The file broke: the cached handle goes too (the same one, or the shared one of an own lease).
+        this.cache.delete(organisationId)
         this.noteFailure(organisationId, reason)
         return new TenantUnavailableError(organisationId, reason)
       },
@@ -158,10 +183,7 @@ export class TenantPool {
 
     let handle: TenantHandle
     try {
-      const db = new Database(path, { readonly: true })
-      // A reader waits briefly for WAL recovery by a writer, never long: this blocks the event loop.
-      db.exec('PRAGMA busy_timeout = 250')
-      handle = new TenantHandle(organisationId, db, identity)
+      handle = new TenantHandle(organisationId, openReadOnly(path), identity)
     } catch (error) {
       throw this.unavailable(organisationId, describeSqliteFailure(error))
     }
@@ -218,6 +240,18 @@ const SCHEMA_PROBE = `SELECT
   (SELECT count(*) FROM (SELECT id, location_id, name, slug, status FROM queues LIMIT 1)),
   (SELECT count(*) FROM (SELECT id, number, queue_id, location_id, status, created_at, called_at, completed_at,
      cancelled_at, skipped_at, no_show_at, called_by_device_session_id FROM tickets LIMIT 1))`
+
+function openReadOnly(path: string): Database {
+  const db = new Database(path, { readonly: true })
+  try {
+    // A reader waits briefly for WAL recovery by a writer, never long: this blocks the event loop.
+    db.exec('PRAGMA busy_timeout = 250')
+    return db
+  } catch (error) {
+    db.close(false)
+    throw error
+  }
+}
 
 /** dev:inode of the file, or null when it does not exist. */
 function fileIdentity(path: string): string | null {

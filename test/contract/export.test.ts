@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { gunzipSync } from 'node:zlib'
 import { readFileSync, truncateSync, statSync } from 'node:fs'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { parseCsv, standardTickets, writeBulkTickets, writeStructure } from '../support/fixtures.ts'
+import { parseCsv, standardTickets, writeBulkTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
 import { securitySuite } from '../support/security-suite.ts'
 import { RawHttpClient, eventually } from '../support/raw-http.ts'
 import { startServerProcess } from '../support/server-process.ts'
@@ -191,6 +191,33 @@ describe('GET /v1/exports/tickets.csv', () => {
     expect(server.logger.lines.some((l) => l.includes('export_failed'))).toBe(true)
     // Afterwards the organisation is answered 503, not an empty file.
     expect((await server.get('/v1/exports/tickets.csv?from=2026-01-01&to=2026-01-02', failing.token)).status).toBe(503)
+  })
+})
+
+describe('an export in progress and the pages of the same organisation', () => {
+  test('pages keep seeing new commits while a paused export holds its own snapshot', async () => {
+    const server = await startServer({ rateLimitPerMinute: 100_000, exportStallTimeoutMs: 30_000 })
+    const { org, token } = server.organisation()
+    const db = openTenant(server.dataDir, org.id)
+    writeStructure(db)
+    writeBulkTickets(db, { count: 200_000 })
+    const client = await RawHttpClient.get(server.base, '/v1/exports/tickets.csv?from=2026-01-01&to=2026-03-31', { Authorization: `Bearer ${token}` }, { paused: true })
+    try {
+      await eventually(() => server.app.pool.stats().leased === 1, 5000, 'the export to start')
+      // The administration application commits a new ticket while the export is held back.
+      writeTickets(db, [{ id: 'fresh-1', number: 1, queueId: 'q_zh', locationId: 'loc_b', status: 'WAITING', createdAt: '2026-03-30T10:00:30.000Z' }])
+      const page = (await (await server.get('/v1/tickets?from=2026-03-30&to=2026-03-31&queueId=q_zh', token)).json()) as { items: { id: string }[] }
+      expect(page.items.map((item) => item.id)).toEqual(['fresh-1'])
+      // The export itself reads the snapshot it started with: it does not contain the new row.
+      client.resume()
+      await eventually(() => client.endedCleanly(), 20_000, 'the whole export')
+      expect(client.text()).not.toContain('fresh-1')
+      expect(client.text()).toContain('\r\nt0128159,')
+    } finally {
+      client.destroy()
+      db.close()
+      await server.close()
+    }
   })
 })
 

@@ -56,6 +56,23 @@ describe('TenantPool', () => {
     expect(openFds() - before).toBeLessThanOrEqual(2 * 3)
   })
 
+  test('an own lease is a second connection: checked like the shared one, counted while held, closed on release', () => {
+    const ctx = setup(2, 4)
+    cleanup = ctx.cleanup
+    const shared = ctx.pool.acquire(ctx.ids[0]!)
+    const own = ctx.pool.acquireOwn(ctx.ids[0]!)
+    expect(own.db).not.toBe(shared.db)
+    expect(ctx.pool.stats()).toEqual({ open: 2, cached: 1, leased: 2 })
+    expect(own.db.query('SELECT count(*) AS n FROM tickets').get()).toEqual({ n: 0 })
+    own.release()
+    shared.release()
+    expect(ctx.pool.stats()).toEqual({ open: 1, cached: 1, leased: 0 })
+    expect(() => own.db.query('SELECT 1').get()).toThrow()
+    rmSync(tenantFilePath(ctx.temp.dir, ctx.ids[1]!))
+    expect(() => ctx.pool.acquireOwn(ctx.ids[1]!)).toThrow(TenantUnavailableError)
+    expect(ctx.pool.stats().leased).toBe(0)
+  })
+
   test('release is idempotent', () => {
     const ctx = setup(1, 2)
     cleanup = ctx.cleanup
