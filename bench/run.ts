@@ -133,7 +133,7 @@ const show = (s: Summary, unit: string) => `${fmt(s.median)} ${unit} (${fmt(s.mi
 
 function record(row: Row) {
   rows.push(row)
-  const ratio = row.baseline ? ` ratio ${(row.value.median / row.baseline.value.median).toFixed(2)}×` : ''
+  const ratio = row.baseline && row.baseline.value.median !== 0 ? ` ratio ${(row.value.median / row.baseline.value.median).toFixed(2)}×` : ''
   log(`  ${row.figure}: ${show(row.value, row.unit)}${ratio}`)
 }
 
@@ -452,7 +452,8 @@ const lines = [
   '| figure | result | baseline (same run) | ratio | target |',
   '|---|---|---|---|---|',
   ...rows.map((row) => {
-    const ratio = row.baseline ? `${(row.value.median / row.baseline.value.median).toFixed(2)}×` : '—'
+    // A baseline of 0 (autocannon's whole milliseconds) has no meaningful ratio.
+    const ratio = row.baseline && row.baseline.value.median !== 0 ? `${(row.value.median / row.baseline.value.median).toFixed(2)}×` : '—'
     const baseline = row.baseline ? `${row.baseline.name}: ${show(row.baseline.value, row.unit)}` : '—'
     return `| ${row.figure} | ${show(row.value, row.unit)} | ${baseline} | ${ratio} | ${row.target ?? '—'} |`
   }),
