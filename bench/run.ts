@@ -403,7 +403,7 @@ async function tenants(data: BenchData, server: ServerHandle) {
   record({ figure: 'tenants: open files of the server (peak)', value: summarise([fdsPeak]), unit: 'fds', baseline: { name: 'before the run', value: summarise([fdsBefore]) } })
 }
 
-async function limiterCost(data: BenchData, raised: ServerHandle, alone: { ours: LoadResult[] }) {
+async function limiterCost(data: BenchData, alone: { ours: LoadResult[] }) {
   log('Limiter with 20,000 tokens at the default 60/min')
   const server = await startServer(data, { RATE_LIMIT_PER_MINUTE: '60' }, 'bench-limiter')
   try {
@@ -414,7 +414,6 @@ async function limiterCost(data: BenchData, raised: ServerHandle, alone: { ours:
   } finally {
     await server.stop()
   }
-  void raised
 }
 
 // ---- main -------------------------------------------------------------------------------------
@@ -437,7 +436,7 @@ try {
   if (wanted('fairness')) await fairness(data, server, pageResults!)
   if (wanted('yield')) await yieldExperiment(data)
   if (wanted('tenants')) await tenants(data, server)
-  if (wanted('limiter')) await limiterCost(data, server, pageResults![32]!)
+  if (wanted('limiter')) await limiterCost(data, pageResults![32]!)
 } finally {
   await server.stop()
 }

@@ -107,7 +107,6 @@ export class ControlStore {
     if (this.findOrganisation(input.slug)) throw new ControlStoreError(`slug "${input.slug}" is already taken`)
     const organisation: Organisation = { id: newId('org'), ...input }
     this.orm.insert(organisations).values(organisation).run()
-    this.activeTokens.clear()
     return organisation
   }
 

@@ -12,20 +12,12 @@ export const CSV_HEADER_FIELDS = [
   'cancelledAt', 'skippedAt', 'noShowAt', 'calledByDeviceSessionId',
 ] as const
 
-/** Whether a value can be written as it is: no comma, quote, CR or LF. */
-function isPlain(value: string): boolean {
-  // A charCode loop: measured faster than a regex test on these short fields (see README).
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i)
-    if (c === 44 || c === 34 || c === 13 || c === 10) return false
-  }
-  return true
-}
+const NEEDS_QUOTES = /[",\r\n]/
 
 export function csvField(value: string | number | null): string {
   if (value === null) return ''
   if (typeof value === 'number') return String(value)
-  return isPlain(value) ? value : `"${value.replaceAll('"', '""')}"`
+  return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value
 }
 
 export function csvHeader(demo: boolean): string {

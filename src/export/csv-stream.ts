@@ -119,7 +119,6 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
           // write a Content-Length instead.)
           if (typeof written === 'object') await written
           else await yieldToEventLoop()
-          lastProgress = Date.now()
           if (next.done) break
         }
         if (ended) return

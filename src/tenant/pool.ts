@@ -2,6 +2,7 @@ import { Database, type Statement } from 'bun:sqlite'
 import { statSync } from 'node:fs'
 import { LRUCache } from 'lru-cache'
 import type { Logger } from '../logger.ts'
+import { schemaVersion } from '../db/migrator.ts'
 import { isServableTenantVersion } from './migrations.ts'
 import { tenantFilePath, isValidOrganisationId } from './paths.ts'
 
@@ -51,7 +52,7 @@ class TenantHandle {
   currentSchemaVersion(): number {
     const dataVersion = (this.statement('PRAGMA data_version').get() as { data_version: number }).data_version
     if (dataVersion !== this.checkedDataVersion) {
-      this.schemaVersion = (this.statement('PRAGMA user_version').get() as { user_version: number }).user_version
+      this.schemaVersion = schemaVersion(this.db)
       if (isServableTenantVersion(this.schemaVersion)) this.db.prepare(SCHEMA_PROBE).finalize()
       this.checkedDataVersion = dataVersion
     }
