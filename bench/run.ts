@@ -33,6 +33,13 @@ if (TWO_CORES && !process.env.BENCH_PINNED) {
 const QUICK = process.argv.includes('--quick')
 const RUNS = QUICK ? 2 : 3
 const LOAD_SECONDS = QUICK ? 3 : 5
+/**
+ * Page throughput against the framework-free server is measured in short back-to-back pairs
+ * (ours, then the baseline, then the baseline first): this machine's speed drifts by a third
+ * over minutes, which three long runs of each cannot separate from a 10 % difference.
+ */
+const PAIRS = QUICK ? 3 : 9
+const PAIR_SECONDS = 3
 const log = (line: string) => process.stderr.write(line + '\n')
 
 // ---- process helpers --------------------------------------------------------------------------
@@ -124,6 +131,8 @@ interface Row {
   value: Summary
   unit: string
   baseline?: { name: string; value: Summary }
+  /** value / baseline of each back-to-back pair, when measured in pairs; the ratio shown is their median. */
+  pairRatios?: Summary
   /** How the ratio reads (value / baseline). */
   target?: string
 }
@@ -131,10 +140,17 @@ const rows: Row[] = []
 const fmt = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(2))
 const show = (s: Summary, unit: string) => `${fmt(s.median)} ${unit} (${fmt(s.min)}–${fmt(s.max)})`
 
+/** Median of the pair ratios when paired; otherwise median / baseline median; none against a zero baseline (autocannon's whole milliseconds). */
+function ratioOf(row: Row): string | undefined {
+  if (row.pairRatios) return `${row.pairRatios.median.toFixed(2)}× (${row.pairRatios.min.toFixed(2)}–${row.pairRatios.max.toFixed(2)}, ${row.pairRatios.runs} pairs)`
+  if (row.baseline && row.baseline.value.median !== 0) return `${(row.value.median / row.baseline.value.median).toFixed(2)}×`
+  return undefined
+}
+
 function record(row: Row) {
   rows.push(row)
-  const ratio = row.baseline && row.baseline.value.median !== 0 ? ` ratio ${(row.value.median / row.baseline.value.median).toFixed(2)}×` : ''
-  log(`  ${row.figure}: ${show(row.value, row.unit)}${ratio}`)
+  const ratio = ratioOf(row)
+  log(`  ${row.figure}: ${show(row.value, row.unit)}${ratio ? ` ratio ${ratio}` : ''}`)
 }
 
 async function repeat<T>(times: number, run: (i: number) => Promise<T>): Promise<T[]> {
@@ -279,21 +295,33 @@ async function pages(data: BenchData, server: ServerHandle) {
   // One client: the sequential timed client (sub-millisecond resolution); 32: autocannon.
   const measure = (base: string, list: string[], connections: number, seconds?: number) =>
     connections === 1 ? sequential(base, list, token[0]!, seconds) : load(base, list, token, connections, seconds)
+  /** One load run, with the server's CPU time per request over it. */
+  const measured = async (target: { base: string; pid: number }, list: string[], connections: number, seconds?: number) => {
+    const cpuBefore = cpuOf(target.pid)
+    const result = await measure(target.base, list, connections, seconds)
+    return { ...result, cpuPerRequest: ((cpuOf(target.pid) - cpuBefore) / result.total) * 1e6 }
+  }
   for (const connections of [1, 32]) {
     await measure(server.base, paths.ours, connections, 1) // warm-up
     await measure(baseline.base, paths.baseline, connections, 1)
-    const ours: LoadResult[] = []
-    const base: LoadResult[] = []
-    for (let i = 0; i < RUNS; i++) {
-      ours.push(await measure(server.base, paths.ours, connections))
-      base.push(await measure(baseline.base, paths.baseline, connections))
+    const ours: (LoadResult & { cpuPerRequest: number })[] = []
+    const base: typeof ours = []
+    for (let i = 0; i < PAIRS; i++) {
+      // Alternate which goes first, so that neither side always runs on a warmer machine.
+      const runOurs = async () => ours.push(await measured(server, paths.ours, connections, PAIR_SECONDS))
+      const runBase = async () => base.push(await measured(baseline, paths.baseline, connections, PAIR_SECONDS))
+      if (i % 2 === 0) await runOurs().then(runBase)
+      else await runBase().then(runOurs)
     }
     results[connections] = { ours, baseline: base }
     const s = (list: LoadResult[], key: 'rps' | 'p50' | 'p99') => summarise(list.map((r) => r[key]))
+    const pairs = (key: 'rps' | 'p50' | 'p99' | 'cpuPerRequest') => summarise(ours.map((r, i) => r[key] / base[i]![key]))
     const client = connections === 1 ? '1 sequential client' : '32 connections (autocannon)'
-    record({ figure: `pages, ${client}: req/s`, value: s(ours, 'rps'), unit: 'req/s', baseline: { name: 'framework-free Bun.serve', value: s(base, 'rps') }, target: connections === 32 ? '≥ 0.8×' : undefined })
-    record({ figure: `pages, ${client}: p50`, value: s(ours, 'p50'), unit: 'ms', baseline: { name: 'framework-free Bun.serve', value: s(base, 'p50') }, target: connections === 1 ? '≤ 1 ms' : undefined })
-    record({ figure: `pages, ${client}: p99`, value: s(ours, 'p99'), unit: 'ms', baseline: { name: 'framework-free Bun.serve', value: s(base, 'p99') }, target: connections === 1 ? '≤ 3 ms' : undefined })
+    const frameworkFree = 'framework-free Bun.serve'
+    record({ figure: `pages, ${client}: req/s`, value: s(ours, 'rps'), unit: 'req/s', baseline: { name: frameworkFree, value: s(base, 'rps') }, pairRatios: pairs('rps'), target: connections === 32 ? '≥ 0.8×' : undefined })
+    record({ figure: `pages, ${client}: p50`, value: s(ours, 'p50'), unit: 'ms', baseline: { name: frameworkFree, value: s(base, 'p50') }, pairRatios: pairs('p50'), target: connections === 1 ? '≤ 1 ms' : undefined })
+    record({ figure: `pages, ${client}: p99`, value: s(ours, 'p99'), unit: 'ms', baseline: { name: frameworkFree, value: s(base, 'p99') }, pairRatios: pairs('p99'), target: connections === 1 ? '≤ 3 ms' : undefined })
+    record({ figure: `pages, ${client}: server CPU per request`, value: summarise(ours.map((r) => r.cpuPerRequest)), unit: 'µs', baseline: { name: frameworkFree, value: summarise(base.map((r) => r.cpuPerRequest)) }, pairRatios: pairs('cpuPerRequest') })
   }
 
   log('Page depth')
@@ -446,13 +474,12 @@ const lines = [
   `## Benchmark results (${new Date().toISOString().slice(0, 10)})`,
   '',
   `Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory}; Linux ${machine.kernel}; Bun ${machine.bun}, Node ${machine.node}, sqlite3 CLI ${machine['sqlite3 CLI']}, bun:sqlite SQLite ${machine['bun:sqlite (SQLite)']}.`,
-  `Server pinned to core 0, clients to core 1${TWO_CORES ? '' : ' (not pinned: one core only)'}. Median of ${RUNS} runs (exports: ${RUNS + 2}), min–max in brackets; ratio = median / baseline median in this run.`,
+  `Server pinned to core 0, clients to core 1${TWO_CORES ? '' : ' (not pinned: one core only)'}. Median of ${RUNS} runs (exports: ${RUNS + 2}; pages against the framework-free server: ${PAIRS} back-to-back pairs of ${PAIR_SECONDS} s), min–max in brackets; ratio = median / baseline median in this run, or for paired figures the median of the pairs' ratios.`,
   '',
   '| figure | result | baseline (same run) | ratio | target |',
   '|---|---|---|---|---|',
   ...rows.map((row) => {
-    // A baseline of 0 (autocannon's whole milliseconds) has no meaningful ratio.
-    const ratio = row.baseline && row.baseline.value.median !== 0 ? `${(row.value.median / row.baseline.value.median).toFixed(2)}×` : '—'
+    const ratio = ratioOf(row) ?? '—'
     const baseline = row.baseline ? `${row.baseline.name}: ${show(row.baseline.value, row.unit)}` : '—'
     return `| ${row.figure} | ${show(row.value, row.unit)} | ${baseline} | ${ratio} | ${row.target ?? '—'} |`
   }),
