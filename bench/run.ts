@@ -34,9 +34,9 @@ const QUICK = process.argv.includes('--quick')
 const RUNS = QUICK ? 2 : 3
 const LOAD_SECONDS = QUICK ? 3 : 5
 /**
- * Page throughput against the framework-free server is measured in short back-to-back pairs
- * (ours, then the baseline, then the baseline first): this machine's speed drifts by a third
- * over minutes, which three long runs of each cannot separate from a 10 % difference.
+ * Pages are compared with the framework-free server in short back-to-back pairs, which side goes
+ * first alternating: this machine's speed drifts by a third over minutes, and three long runs
+ * of each could not separate that from a 10 % difference.
  */
 const PAIRS = QUICK ? 3 : 9
 const PAIR_SECONDS = 3
@@ -296,7 +296,7 @@ async function pages(data: BenchData, server: ServerHandle) {
   const measure = (base: string, list: string[], connections: number, seconds?: number) =>
     connections === 1 ? sequential(base, list, token[0]!, seconds) : load(base, list, token, connections, seconds)
   /** One load run, with the server's CPU time per request over it. */
-  const measured = async (target: { base: string; pid: number }, list: string[], connections: number, seconds?: number) => {
+  const measureWithCpu = async (target: { base: string; pid: number }, list: string[], connections: number, seconds?: number) => {
     const cpuBefore = cpuOf(target.pid)
     const result = await measure(target.base, list, connections, seconds)
     return { ...result, cpuPerRequest: ((cpuOf(target.pid) - cpuBefore) / result.total) * 1e6 }
@@ -308,8 +308,8 @@ async function pages(data: BenchData, server: ServerHandle) {
     const base: typeof ours = []
     for (let i = 0; i < PAIRS; i++) {
       // Alternate which goes first, so that neither side always runs on a warmer machine.
-      const runOurs = async () => ours.push(await measured(server, paths.ours, connections, PAIR_SECONDS))
-      const runBase = async () => base.push(await measured(baseline, paths.baseline, connections, PAIR_SECONDS))
+      const runOurs = async () => ours.push(await measureWithCpu(server, paths.ours, connections, PAIR_SECONDS))
+      const runBase = async () => base.push(await measureWithCpu(baseline, paths.baseline, connections, PAIR_SECONDS))
       if (i % 2 === 0) await runOurs().then(runBase)
       else await runBase().then(runOurs)
     }
