@@ -1,12 +1,27 @@
 /**
  * The export's CSV formatter, measured against fast-csv's formatter on the same rows
- * (`bun bench/csv-formatter.ts`; also run by `bun run bench`). Both must produce the same bytes;
- * the figure is the time to format rows already in memory, so SQLite is not in it.
+ * (`bun bench/csv-formatter.ts <tenant file> <from> <to>`; also run by `bun run bench`). Both
+ * must produce the same bytes; the figure is the time to format rows already in memory, so
+ * SQLite is not in it.
  */
+import { Database } from 'bun:sqlite'
 import { format } from 'fast-csv'
 import { csvHeader, csvLine, CSV_HEADER_FIELDS } from '../src/export/csv-format.ts'
-import type { TicketRow } from '../src/tickets/repository.ts'
+import { bindValues, compileTicketQuery, type TicketRow } from '../src/tickets/repository.ts'
+import { parseTicketQuery } from '../src/tickets/query.ts'
 import { summarise, type Summary } from './stats.ts'
+
+/** The rows the export would write for [from, to): the service's own export query, read whole. */
+export function readExportRows(file: string, from: string, to: string): TicketRow[] {
+  const query = parseTicketQuery(new URLSearchParams({ from, to }), 'export')
+  const compiled = compileTicketQuery(query, false, false)
+  const db = new Database(file, { readonly: true })
+  try {
+    return db.query(compiled.sql).all(...bindValues(compiled, query, null)) as TicketRow[]
+  } finally {
+    db.close()
+  }
+}
 
 function oursFormat(rows: TicketRow[]): string {
   let out = csvHeader(false)
@@ -42,14 +57,9 @@ export async function compareFormatters(rows: TicketRow[], runs: number): Promis
 }
 
 if (import.meta.main) {
-  const { Database } = await import('bun:sqlite')
-  const file = process.argv[2]
-  if (!file) throw new Error('usage: bun bench/csv-formatter.ts <tenant file>')
-  const db = new Database(file, { readonly: true })
-  const rows = db
-    .query(`SELECT id, number, queue_id AS queueId, location_id AS locationId, status, created_at AS createdAt, called_at AS calledAt, completed_at AS completedAt,
-      cancelled_at AS cancelledAt, skipped_at AS skippedAt, no_show_at AS noShowAt, called_by_device_session_id AS calledByDeviceSessionId FROM tickets ORDER BY created_at, id LIMIT 100000`)
-    .all() as TicketRow[]
+  const [file, from, to] = process.argv.slice(2)
+  if (!file || !from || !to) throw new Error('usage: bun bench/csv-formatter.ts <tenant file> <from> <to>')
+  const rows = readExportRows(file, from, to)
   rows.push({ ...rows[0]!, id: 'a "quoted", id', calledByDeviceSessionId: 'line\r\nbreak' })
   console.log(await compareFormatters(rows, 5))
 }

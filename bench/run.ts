@@ -17,8 +17,7 @@ import { summarise, type Summary } from './stats.ts'
 import { ControlStore } from '../src/control/store.ts'
 import { CursorCodec } from '../src/tickets/cursor.ts'
 import { parseTicketQuery } from '../src/tickets/query.ts'
-import { compareFormatters } from './csv-formatter.ts'
-import type { TicketRow } from '../src/tickets/repository.ts'
+import { compareFormatters, readExportRows } from './csv-formatter.ts'
 
 
 // Re-run pinned to the client core, so that this process and every client it starts stay off the server's core.
@@ -196,13 +195,7 @@ async function csvExports(data: BenchData, server: ServerHandle) {
 
 async function formatters(data: BenchData) {
   log('CSV formatter: ours vs fast-csv (100k rows in memory)')
-  const { Database } = require('bun:sqlite') as typeof import('bun:sqlite')
-  const db = new Database(bigTenantFile(data), { readonly: true })
-  const rows = db
-    .query(`SELECT id, number, queue_id AS queueId, location_id AS locationId, status, created_at AS createdAt, called_at AS calledAt, completed_at AS completedAt,
-      cancelled_at AS cancelledAt, skipped_at AS skippedAt, no_show_at AS noShowAt, called_by_device_session_id AS calledByDeviceSessionId FROM tickets ORDER BY created_at, id LIMIT 100000`)
-    .all() as TicketRow[]
-  db.close()
+  const rows = readExportRows(bigTenantFile(data), data.range100k.from, data.range100k.to)
   const result = await compareFormatters(rows, RUNS + 2)
   if (!result.identical) log('  warning: the two formatters wrote different bytes')
   record({ figure: `CSV formatting only, own formatter (same bytes as fast-csv: ${result.identical ? 'yes' : 'NO'})`, value: result.ours, unit: 'rows/s', baseline: { name: 'fast-csv format()', value: result.fastCsv } })
