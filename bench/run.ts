@@ -256,11 +256,10 @@ async function slowReader(data: BenchData, server: ServerHandle) {
   record({ figure: `slow reader: statement released after disconnect (${released}/${results.length} runs)`, value: summarise([released / results.length]), unit: '' })
 }
 
-/** Cursors spread over the 1M-row range, for our server and for the baseline; computed once (a window query over 1M rows). */
-let cursorPathsCache: ReturnType<typeof computeCursorPaths> | undefined
-const cursorPaths = (data: BenchData) => (cursorPathsCache ??= computeCursorPaths(data))
+/** Cursors spread over the 1M-row range (every 500th row), for our server and for the baseline; computed once (a window query over 1M rows). */
+let cursorsCache: ReturnType<typeof computeCursors> | undefined
 
-function computeCursorPaths(data: BenchData): { ours: string[]; baseline: string[]; last: { ours: string; baseline: string } } {
+function computeCursors(data: BenchData): { range: string; ours: string[]; baseline: string[] } {
   const store = new ControlStore(data.dataDir)
   const codec = new CursorCodec(store.cursorSigningKey())
   store.close()
@@ -270,10 +269,23 @@ function computeCursorPaths(data: BenchData): { ours: string[]; baseline: string
     .query(`SELECT created_at AS createdAt, id FROM (SELECT created_at, id, row_number() OVER (ORDER BY created_at, id) AS n FROM tickets) WHERE n % 500 = 0 ORDER BY n`)
     .all() as { createdAt: string; id: string }[]
   db.close()
-  const base = `from=${data.range1m.from}&to=${data.range1m.to}`
-  const query = parseTicketQuery(new URLSearchParams(base), 'page')
-  const ours = positions.map((p) => `/v1/tickets?${base}&limit=500&cursor=${codec.encode(data.bigOrgId, query, p)}`)
-  const baseline = positions.map((p) => `/?${base}&limit=500&cursor=${Buffer.from(JSON.stringify([p.createdAt, p.id])).toString('base64url')}`)
+  const range = `from=${data.range1m.from}&to=${data.range1m.to}`
+  const query = parseTicketQuery(new URLSearchParams(range), 'page')
+  return {
+    range,
+    ours: positions.map((p) => codec.encode(data.bigOrgId, query, p)),
+    baseline: positions.map((p) => Buffer.from(JSON.stringify([p.createdAt, p.id])).toString('base64url')),
+  }
+}
+
+/**
+ * Page paths of `limit` rows at those cursors (their signature does not cover the limit, so the
+ * same cursors serve any page size), and the path of the last full page.
+ */
+function cursorPaths(data: BenchData, limit = 500): { ours: string[]; baseline: string[]; last: { ours: string; baseline: string } } {
+  const cursors = (cursorsCache ??= computeCursors(data))
+  const ours = cursors.ours.map((cursor) => `/v1/tickets?${cursors.range}&limit=${limit}&cursor=${cursor}`)
+  const baseline = cursors.baseline.map((cursor) => `/?${cursors.range}&limit=${limit}&cursor=${cursor}`)
   // The last full page: 500 rows before the end.
   const lastIndex = Math.floor((data.bigTickets - 501) / 500) - 1
   return { ours, baseline, last: { ours: ours[lastIndex]!, baseline: baseline[lastIndex]! } }
@@ -308,33 +320,34 @@ async function pages(data: BenchData, server: ServerHandle) {
     }
     return { ours, base }
   }
-  type PairedRuns = Awaited<ReturnType<typeof pairedRuns>>
-  const pairRatios = (runs: PairedRuns, key: 'rps' | 'p50' | 'p99' | 'cpuPerRequest') => summarise(runs.ours.map((r, i) => r[key] / runs.base[i]![key]))
   const frameworkFree = 'framework-free Bun.serve'
+  /** A figure measured in pairs: medians of each side, and the median of the pairs' ratios. */
+  const recordPaired = (figure: string, runs: Awaited<ReturnType<typeof pairedRuns>>, key: 'rps' | 'p50' | 'p99' | 'cpuPerRequest', unit: string, target?: string) =>
+    record({
+      figure,
+      value: summarise(runs.ours.map((r) => r[key])),
+      unit,
+      baseline: { name: frameworkFree, value: summarise(runs.base.map((r) => r[key])) },
+      pairRatios: summarise(runs.ours.map((r, i) => r[key] / runs.base[i]![key])),
+      target,
+    })
   for (const connections of [1, 32]) {
     const runs = await pairedRuns(paths.ours, paths.baseline, connections)
-    const { ours, base } = runs
-    results[connections] = { ours, baseline: base }
-    const s = (list: LoadResult[], key: 'rps' | 'p50' | 'p99') => summarise(list.map((r) => r[key]))
+    results[connections] = { ours: runs.ours, baseline: runs.base }
     const client = connections === 1 ? '1 sequential client' : '32 connections (autocannon)'
-    record({ figure: `pages, ${client}: req/s`, value: s(ours, 'rps'), unit: 'req/s', baseline: { name: frameworkFree, value: s(base, 'rps') }, pairRatios: pairRatios(runs, 'rps'), target: connections === 32 ? '≥ 0.8×' : undefined })
-    record({ figure: `pages, ${client}: p50`, value: s(ours, 'p50'), unit: 'ms', baseline: { name: frameworkFree, value: s(base, 'p50') }, pairRatios: pairRatios(runs, 'p50'), target: connections === 1 ? '≤ 1 ms' : undefined })
-    record({ figure: `pages, ${client}: p99`, value: s(ours, 'p99'), unit: 'ms', baseline: { name: frameworkFree, value: s(base, 'p99') }, pairRatios: pairRatios(runs, 'p99'), target: connections === 1 ? '≤ 3 ms' : undefined })
-    record({ figure: `pages, ${client}: server CPU per request`, value: summarise(ours.map((r) => r.cpuPerRequest)), unit: 'µs', baseline: { name: frameworkFree, value: summarise(base.map((r) => r.cpuPerRequest)) }, pairRatios: pairRatios(runs, 'cpuPerRequest') })
+    recordPaired(`pages, ${client}: req/s`, runs, 'rps', 'req/s', connections === 32 ? '≥ 0.8×' : undefined)
+    recordPaired(`pages, ${client}: p50`, runs, 'p50', 'ms', connections === 1 ? '≤ 1 ms' : undefined)
+    recordPaired(`pages, ${client}: p99`, runs, 'p99', 'ms', connections === 1 ? '≤ 3 ms' : undefined)
+    recordPaired(`pages, ${client}: server CPU per request`, runs, 'cpuPerRequest', 'µs')
   }
 
-  // The same pages cut to 5 rows: what a request costs apart from its rows (auth, limits,
-  // validation, cursor, routing, logging), which a 500-row page mostly hides. The cursor's
-  // signature does not cover the limit, so the same cursors serve.
+  // Pages of 5 rows at the same cursors: what a request costs apart from its rows (auth, limits,
+  // validation, cursor, routing, logging), which a 500-row page mostly hides.
   log('JSON pages of 5 rows')
-  const fiveRows = (list: string[]) =>
-    list.map((path) => {
-      if (!path.includes('&limit=500&')) throw new Error(`no limit=500 to cut in ${path}`)
-      return path.replace('&limit=500&', '&limit=5&')
-    })
-  const small = await pairedRuns(fiveRows(paths.ours), fiveRows(paths.baseline), 32)
-  record({ figure: 'pages of 5 rows, 32 connections: req/s', value: summarise(small.ours.map((r) => r.rps)), unit: 'req/s', baseline: { name: frameworkFree, value: summarise(small.base.map((r) => r.rps)) }, pairRatios: pairRatios(small, 'rps') })
-  record({ figure: 'pages of 5 rows, 32 connections: server CPU per request', value: summarise(small.ours.map((r) => r.cpuPerRequest)), unit: 'µs', baseline: { name: frameworkFree, value: summarise(small.base.map((r) => r.cpuPerRequest)) }, pairRatios: pairRatios(small, 'cpuPerRequest') })
+  const fiveRows = cursorPaths(data, 5)
+  const small = await pairedRuns(fiveRows.ours, fiveRows.baseline, 32)
+  recordPaired('pages of 5 rows, 32 connections: req/s', small, 'rps', 'req/s')
+  recordPaired('pages of 5 rows, 32 connections: server CPU per request', small, 'cpuPerRequest', 'µs')
 
   log('Page depth')
   const firstPage = `/v1/tickets?from=${data.range1m.from}&to=${data.range1m.to}&limit=500`
