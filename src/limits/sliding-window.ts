@@ -1,9 +1,9 @@
 /**
  * Exact sliding-window rate limiter: at most `limit` counted requests per key in any interval
  * of `windowMs`. Each key keeps the times of its counted requests still inside the window
- * (at most `limit` numbers), so a check is O(limit) in the worst case and O(1) usually; keys
- * idle for a whole window are dropped by `sweep`, so memory follows the keys active in the
- * last window, not every key ever seen.
+ * (at most `limit` live ones, in an array at most about twice that; O(1) work per request on
+ * average: see RequestTimes); keys idle for a whole window are dropped by `sweep`, so memory
+ * follows the keys active in the last window, not every key ever seen.
  */
 
 export interface WindowState {
@@ -28,9 +28,62 @@ export interface RateLimiter {
   release(key: string, at: number): void
 }
 
+/**
+ * One key's counted request times, ascending. Expired times leave from the front by moving a
+ * head index, not by `splice(0, n)`: that moves every remaining time, and with a high configured
+ * limit a busy token holds tens of thousands (the benchmark's 1,000,000 per minute at ~1,000
+ * requests per second keeps ~60,000, ~480 KB moved per request, enough to flush the L2 cache
+ * that the page being served needs). The array is compacted once the dead front is at least
+ * half of it, so each time is copied O(1) times on average.
+ */
+class RequestTimes {
+  private times: number[] = []
+  private head = 0
+
+  get count(): number {
+    return this.times.length - this.head
+  }
+
+  get newest(): number | undefined {
+    return this.count === 0 ? undefined : this.times[this.times.length - 1]
+  }
+
+  /** The `index`-th live time, oldest first. */
+  at(index: number): number {
+    return this.times[this.head + index]!
+  }
+
+  push(time: number): void {
+    this.times.push(time)
+  }
+
+  /** Drops the times at or before `horizon`. */
+  expire(horizon: number): void {
+    const { times } = this
+    let head = this.head
+    while (head < times.length && times[head]! <= horizon) head++
+    if (head === times.length) {
+      this.times = []
+      this.head = 0
+    } else if (head >= 32 && head * 2 >= times.length) {
+      this.times = times.slice(head)
+      this.head = 0
+    } else {
+      this.head = head
+    }
+  }
+
+  /** Removes one occurrence of `time`, the newest; false when none is live. */
+  remove(time: number): boolean {
+    const index = this.times.lastIndexOf(time)
+    if (index < this.head) return false
+    this.times.splice(index, 1)
+    return true
+  }
+}
+
 export class SlidingWindowLimiter implements RateLimiter {
-  /** Per key: ascending times of counted requests inside the window. */
-  private readonly windows = new Map<string, number[]>()
+  private readonly windows = new Map<string, RequestTimes>()
   private lastSweep = -Infinity
 
   constructor(
@@ -46,7 +99,7 @@ export class SlidingWindowLimiter implements RateLimiter {
   record(key: string, now: number): WindowState {
     let times = this.live(key, now)
     if (!times) {
-      times = []
+      times = new RequestTimes()
       this.windows.set(key, times)
     }
     times.push(now)
@@ -55,9 +108,7 @@ export class SlidingWindowLimiter implements RateLimiter {
 
   release(key: string, at: number): void {
     const times = this.windows.get(key)
-    const index = times?.lastIndexOf(at) ?? -1
-    if (index >= 0) times!.splice(index, 1)
-    if (times?.length === 0) this.windows.delete(key)
+    if (times?.remove(at) && times.count === 0) this.windows.delete(key)
   }
 
   /** Keys with state; for tests and metrics. */
@@ -70,31 +121,27 @@ export class SlidingWindowLimiter implements RateLimiter {
     this.lastSweep = now
     const horizon = now - this.windowMs
     for (const [key, times] of this.windows) {
-      if (times[times.length - 1]! <= horizon) this.windows.delete(key)
+      if (times.newest === undefined || times.newest <= horizon) this.windows.delete(key)
     }
   }
 
-  /** The key's times with expired ones removed (undefined when none are left). */
-  private live(key: string, now: number): number[] | undefined {
+  /** The key's live times, expired ones dropped (undefined when none are left). */
+  private live(key: string, now: number): RequestTimes | undefined {
     const times = this.windows.get(key)
     if (!times) return undefined
-    const horizon = now - this.windowMs
-    let expired = 0
-    while (expired < times.length && times[expired]! <= horizon) expired++
-    if (expired > 0) times.splice(0, expired)
-    if (times.length === 0) {
+    times.expire(now - this.windowMs)
+    if (times.count === 0) {
       this.windows.delete(key)
       return undefined
     }
     return times
   }
 
-  private describe(times: number[] | undefined, now: number): WindowState {
-    const count = times?.length ?? 0
+  private describe(times: RequestTimes | undefined, now: number): WindowState {
+    const count = times?.count ?? 0
     const allowed = count < this.limit
-    const newest = times?.[count - 1]
-    // The request that must leave the window before one more fits: the limit-th most recent.
-    const blocking = allowed ? undefined : times![count - this.limit]!
+    const newest = times?.newest
+    const blocking = allowed ? undefined : times!.at(count - this.limit)
     return {
       allowed,
       limit: this.limit,

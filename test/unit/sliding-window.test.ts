@@ -77,4 +77,52 @@ describe('SlidingWindowLimiter', () => {
     limiter.peek('someone', T0 + 120_000) // any request sweeps once a window has passed
     expect(limiter.size).toBe(0)
   })
+  test('matches a plain model (filter the live times on every call) over a long random stream with releases', () => {
+    // Long enough, and with a limit large enough, that expired times pile up at the front and the
+    // kept array is compacted many times over.
+    const limit = 300
+    const windowMs = 1000
+    const limiter = new SlidingWindowLimiter(limit, windowMs)
+    let model: number[] = []
+    const modelState = (now: number) => {
+      model = model.filter((t) => t > now - windowMs)
+      const count = model.length
+      const allowed = count < limit
+      return {
+        allowed,
+        limit,
+        remaining: Math.max(0, limit - count),
+        resetSeconds: count === 0 ? 0 : Math.ceil((model[count - 1]! + windowMs - now) / 1000),
+        retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((model[count - limit]! + windowMs - now) / 1000)),
+      }
+    }
+    let now = T0
+    let released = 0
+    for (let i = 0; i < 40_000; i++) {
+      now += Math.floor(Math.random() * 7)
+      const peeked = limiter.peek('k', now)
+      expect(peeked).toEqual(modelState(now))
+      if (!peeked.allowed) continue
+      model.push(now)
+      expect(limiter.record('k', now)).toEqual(modelState(now))
+      if (Math.random() < 0.05) {
+        // As the gate does when the demo quota refuses: the request just counted is taken back.
+        limiter.release('k', now)
+        model.splice(model.lastIndexOf(now), 1)
+        released++
+      }
+    }
+    expect(released).toBeGreaterThan(100)
+  })
+
+  test('releasing a time that has already left the window changes nothing', () => {
+    const limiter = new SlidingWindowLimiter(3, 1000)
+    hit(limiter, 'k', T0)
+    hit(limiter, 'k', T0 + 600)
+    hit(limiter, 'k', T0 + 1100) // T0 has left the window
+    limiter.release('k', T0)
+    expect(limiter.peek('k', T0 + 1200).remaining).toBe(1)
+    limiter.release('k', T0 + 1100)
+    expect(limiter.peek('k', T0 + 1200).remaining).toBe(2)
+  })
 })
