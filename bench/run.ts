@@ -366,7 +366,8 @@ async function pages(data: BenchData, server: ServerHandle) {
 
   log('Page depth')
   // The sequential client: autocannon's whole milliseconds cannot tell 0.6 ms from 1 ms.
-  const firstPage = `/v1/tickets?from=${data.range1m.from}&to=${data.range1m.to}&limit=500`
+  const pageQuery = `from=${data.range1m.from}&to=${data.range1m.to}&limit=500`
+  const firstPage = `/v1/tickets?${pageQuery}`
   const depth = await repeat(RUNS, async () => ({
     first: await sequential(server.base, [firstPage], token[0]!, 2),
     last: await sequential(server.base, [paths.last.ours], token[0]!, 2),
@@ -374,11 +375,10 @@ async function pages(data: BenchData, server: ServerHandle) {
   record({ figure: 'last page of 1M rows: p50 latency', value: summarise(depth.map((d) => d.last.p50)), unit: 'ms', baseline: { name: 'first page', value: summarise(depth.map((d) => d.first.p50)) }, target: '≤ 2×' })
 
   log('Full cursor walk')
-  const range = `from=${data.range1m.from}&to=${data.range1m.to}&limit=500`
   const walks = await repeat(RUNS, async (i) => {
     // Alternating which goes first, as for the pairs above.
-    const runOurs = () => cursorWalk(`${server.base}/v1/tickets?${range}`, { Authorization: `Bearer ${token[0]}` }, data.bigTickets)
-    const runBase = () => cursorWalk(`${baseline.base}/?${range}`, {}, data.bigTickets)
+    const runOurs = () => cursorWalk(`${server.base}/v1/tickets?${pageQuery}`, { Authorization: `Bearer ${token[0]}` }, data.bigTickets)
+    const runBase = () => cursorWalk(`${baseline.base}/?${pageQuery}`, {}, data.bigTickets)
     if (i % 2 === 0) return { ours: await runOurs(), base: await runBase() }
     const base = await runBase()
     return { ours: await runOurs(), base }

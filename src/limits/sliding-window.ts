@@ -141,6 +141,7 @@ export class SlidingWindowLimiter implements RateLimiter {
     const count = times?.count ?? 0
     const allowed = count < this.limit
     const newest = times?.newest
+    // The request that must leave the window before one more fits: the limit-th most recent.
     const blocking = allowed ? undefined : times!.at(count - this.limit)
     return {
       allowed,

@@ -77,6 +77,7 @@ describe('SlidingWindowLimiter', () => {
     limiter.peek('someone', T0 + 120_000) // any request sweeps once a window has passed
     expect(limiter.size).toBe(0)
   })
+
   test('matches a plain model (filter the live times on every call) over a long random stream with releases', () => {
     // Long enough, and with a limit large enough, that expired times pile up at the front and the
     // kept array is compacted many times over.
