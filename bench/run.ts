@@ -5,7 +5,9 @@
  * and prints a Markdown table: the median of several runs, their range, and the ratio to a
  * baseline measured in the same run. Loopback only, bounded in count and time.
  * Options: --quick (fewer, shorter runs); --only csv,formatter,memory,slow-reader,pages,
- * fairness,yield,tenants,limiter (a subset).
+ * fairness,yield,tenants,limiter (a subset); --pairs N (pages against the framework-free server
+ * in N pairs instead of 9, or 3 with --quick: `--only pages --pairs 30` settles a ratio that
+ * nine pairs leave within this machine's noise).
  */
 import { connect } from 'node:net'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -37,9 +39,16 @@ const LOAD_SECONDS = QUICK ? 3 : 5
  * first alternating: this machine's speed drifts by a third over minutes, and three long runs
  * of each could not separate that from a 10 % difference.
  */
-const PAIRS = QUICK ? 3 : 9
+const pairsArg = process.argv.indexOf('--pairs')
+const PAIRS = pairsArg > 0 ? positiveInteger(process.argv[pairsArg + 1], '--pairs') : QUICK ? 3 : 9
 const PAIR_SECONDS = 3
 const log = (line: string) => process.stderr.write(line + '\n')
+
+function positiveInteger(raw: string | undefined, option: string): number {
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${option} needs a whole number of at least 1, got ${raw}`)
+  return value
+}
 
 // ---- process helpers --------------------------------------------------------------------------
 
