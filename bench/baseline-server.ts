@@ -1,7 +1,8 @@
 /**
  * The benchmark's framework-free baseline: Bun.serve + bun:sqlite on the same tenant file,
  * without auth, limits or validation.
- * - `/?from&to&limit&cursor`: the same keyset page query as GET /v1/tickets (no filter).
+ * - `/?from&to&limit&cursor`: the same keyset page query as GET /v1/tickets (no filter); see
+ *   baseline-page.ts.
  * - `/export?from&to&yield=1|0`: the same export query, the service's CSV formatter, written to
  *   a Bun direct stream that waits on the socket's backpressure, yielding one macrotask per
  *   ~64 KB chunk (`yield=1`, the service's mechanism) or never (`yield=0`).
@@ -10,31 +11,13 @@
 import { Database } from 'bun:sqlite'
 import { csvHeader, csvLine } from '../src/export/csv-format.ts'
 import type { TicketRow } from '../src/tickets/repository.ts'
+import { BASELINE_COLUMNS, baselinePageHandler } from './baseline-page.ts'
 
 const db = new Database(process.argv[2]!, { readonly: true })
-const columns = `id, number, queue_id AS queueId, location_id AS locationId, status, created_at AS createdAt, called_at AS calledAt,
-  completed_at AS completedAt, cancelled_at AS cancelledAt, skipped_at AS skippedAt, no_show_at AS noShowAt,
-  called_by_device_session_id AS calledByDeviceSessionId`
-const first = db.prepare(`SELECT ${columns} FROM tickets WHERE created_at >= ? AND created_at < ? ORDER BY created_at, id LIMIT ?`)
-const after = db.prepare(`SELECT ${columns} FROM tickets WHERE (created_at, id) > (?, ?) AND created_at < ? ORDER BY created_at, id LIMIT ?`)
-
-function page(params: URLSearchParams): Response {
-  const from = new Date(params.get('from')!).toISOString()
-  const to = new Date(params.get('to')!).toISOString()
-  const limit = Number(params.get('limit') ?? 100)
-  const cursor = params.get('cursor')
-  const rows = (cursor
-    ? after.all(...(JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string]), to, limit + 1)
-    : first.all(from, to, limit + 1)) as { createdAt: string; id: string }[]
-  const more = rows.length > limit
-  if (more) rows.length = limit
-  const last = rows[rows.length - 1]
-  const nextCursor = more && last ? Buffer.from(JSON.stringify([last.createdAt, last.id])).toString('base64url') : null
-  return Response.json({ items: rows, nextCursor })
-}
+const page = baselinePageHandler(db)
 
 function csvExport(params: URLSearchParams): Response {
-  const statement = db.prepare(`SELECT ${columns} FROM tickets WHERE created_at >= ? AND created_at < ? ORDER BY created_at, id`)
+  const statement = db.prepare(`SELECT ${BASELINE_COLUMNS} FROM tickets WHERE created_at >= ? AND created_at < ? ORDER BY created_at, id`)
   const rows = statement.iterate(new Date(params.get('from')!).toISOString(), new Date(params.get('to')!).toISOString())
   const yieldEachChunk = params.get('yield') !== '0'
   const source = {

@@ -28,12 +28,12 @@ export interface ServerHandle {
   stop(): Promise<void>
 }
 
-/** Starts `src/main.ts` on core 0 with its log in bench/.data/<name>.log, once it listens. */
-export async function startServer(dataDir: string, env: Record<string, string>, name: string): Promise<ServerHandle> {
+/** Starts `script` (the service) on core 0 with its log in bench/.data/<name>.log, once it listens. */
+export async function startServer(dataDir: string, env: Record<string, string>, name: string, script = 'src/main.ts'): Promise<ServerHandle> {
   const logPath = join(ROOT, 'bench', '.data', `${name}.log`)
   writeFileSync(logPath, '') // a previous run's "listening" line must not be mistaken for this one's
   const proc = track(
-    Bun.spawn([...SERVER_CORE, process.execPath, 'src/main.ts'], {
+    Bun.spawn([...SERVER_CORE, process.execPath, script], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
       stdout: Bun.file(logPath),

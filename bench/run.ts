@@ -5,9 +5,10 @@
  * and prints a Markdown table: the median of several runs, their range, and the ratio to a
  * baseline measured in the same run. Loopback only, bounded in count and time.
  * Options: --quick (fewer, shorter runs); --only csv,formatter,memory,slow-reader,pages,
- * fairness,yield,tenants,limiter (a subset); --pairs N (pages against the framework-free server
- * in N pairs instead of 9, or 3 with --quick: `--only pages --pairs 30` settles a ratio that
- * nine pairs leave within this machine's noise).
+ * fairness,yield,tenants,limiter (a subset), and process (a diagnostic, run only when named);
+ * --pairs N (pages against the framework-free server in N pairs instead of 9, or 3 with
+ * --quick: `--only pages --pairs 30` settles a ratio that nine pairs leave within this
+ * machine's noise; also the rounds of `process`).
  */
 import { connect } from 'node:net'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -53,8 +54,8 @@ function positiveInteger(raw: string | undefined, option: string): number {
 // ---- process helpers --------------------------------------------------------------------------
 
 /** The service under test, with the benchmark's settings (the limiter must reject nothing). */
-const startServer = (data: BenchData, env: Record<string, string>, name: string) =>
-  startServerProcess(data.dataDir, { RATE_LIMIT_PER_MINUTE: '1000000', TENANT_CACHE_SIZE: '256', ...env }, name)
+const startServer = (data: BenchData, env: Record<string, string>, name: string, script?: string) =>
+  startServerProcess(data.dataDir, { RATE_LIMIT_PER_MINUTE: '1000000', TENANT_CACHE_SIZE: '256', ...env }, name, script)
 
 async function startBaseline(file: string): Promise<{ base: string; pid: number; stop(): Promise<void> }> {
   const proc = track(Bun.spawn([...SERVER_CORE, process.execPath, 'bench/baseline-server.ts', file], { cwd: ROOT, stdout: 'pipe' }))
@@ -397,6 +398,54 @@ async function pages(data: BenchData, server: ServerHandle) {
   return results
 }
 
+/**
+ * Diagnostic, run only when named (`--only process`): the framework-free baseline's page handler
+ * inside the service's own process (bench/service-with-baseline-route.ts), against the same
+ * handler in its own process, and our /v1/tickets on that same server; rotated in rounds of
+ * PAIR_SECONDS at 32 connections, each side first in turn. It separates what our handler's code
+ * costs from what running in the service's process costs any code.
+ */
+async function processEffect(data: BenchData) {
+  log('The process: the baseline page handler inside the service')
+  const file = bigTenantFile(data)
+  const service = await startServer(data, { BASELINE_FILE: file }, 'bench-process', 'bench/service-with-baseline-route.ts')
+  const baseline = await startBaseline(file)
+  try {
+    const paths = cursorPaths(data)
+    const sides = [
+      { target: service, paths: paths.ours },
+      { target: service, paths: paths.baseline.map((path) => `/baseline-page${path.slice(1)}`) },
+      { target: baseline, paths: paths.baseline },
+    ]
+    const runs = sides.map(() => [] as { rps: number; cpuPerRequest: number }[])
+    for (let round = 0; round <= PAIRS; round++) {
+      for (let k = 0; k < sides.length; k++) {
+        const index = (k + round) % sides.length
+        const { target, paths: list } = sides[index]!
+        const cpuBefore = cpuOf(target.pid)
+        const result = await load(target.base, list, [data.bigTokens[0]!], 32, PAIR_SECONDS)
+        // Round 0 warms all three up and is not kept.
+        if (round > 0) runs[index]!.push({ rps: result.rps, cpuPerRequest: ((cpuOf(target.pid) - cpuBefore) / result.total) * 1e6 })
+      }
+    }
+    const own = runs[2]!
+    const versusOwn = (figure: string, side: typeof own, key: 'rps' | 'cpuPerRequest', unit: string) =>
+      record({
+        figure,
+        value: summarise(side.map((r) => r[key])),
+        unit,
+        baseline: { name: 'the same handler in its own process', value: summarise(own.map((r) => r[key])) },
+        pairRatios: summarise(side.map((r, i) => r[key] / own[i]![key])),
+      })
+    versusOwn('process: baseline page handler inside the service, 32 conn.: req/s', runs[1]!, 'rps', 'req/s')
+    versusOwn('process: baseline page handler inside the service: server CPU per request', runs[1]!, 'cpuPerRequest', 'µs')
+    versusOwn('process: our /v1/tickets on that server, same rounds: req/s', runs[0]!, 'rps', 'req/s')
+  } finally {
+    await baseline.stop()
+    await service.stop()
+  }
+}
+
 async function fairness(data: BenchData, server: ServerHandle, alone: Record<number, { ours: LoadResult[] }>) {
   log('Pages while 1M exports stream to a fast reader')
   const paths = cursorPaths(data)
@@ -511,6 +560,7 @@ try {
   if (wanted('yield')) await yieldExperiment(data)
   if (wanted('tenants')) await tenants(data, server)
   if (wanted('limiter')) await limiterCost(data, pageResults![32]!)
+  if (only?.has('process')) await processEffect(data)
 } finally {
   await server.stop()
 }
