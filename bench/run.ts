@@ -168,6 +168,35 @@ async function repeat<T>(times: number, run: (i: number) => Promise<T>): Promise
   return out
 }
 
+/** Runs `a` and `b` one after the other, `a` first when `turn` is even: neither always gets the warmer machine. */
+async function inTurn<A, B>(turn: number, a: () => Promise<A>, b: () => Promise<B>): Promise<[A, B]> {
+  if (turn % 2 === 0) {
+    const first = await a()
+    return [first, await b()]
+  }
+  const second = await b()
+  return [await a(), second]
+}
+
+/** One load run, with the server's CPU time per request over it. */
+async function withServerCpu<T extends { total: number }>(pid: number, run: () => Promise<T>): Promise<T & { cpuPerRequest: number }> {
+  const cpuBefore = cpuOf(pid)
+  const result = await run()
+  return { ...result, cpuPerRequest: ((cpuOf(pid) - cpuBefore) / result.total) * 1e6 }
+}
+
+/** A figure measured in pairs (run i of `ours` with run i of `base`): medians of each side and the median of the pairs' ratios. */
+function recordPairs<R>(figure: string, ours: R[], base: R[], baselineName: string, value: (run: R) => number, unit: string, target?: string) {
+  record({
+    figure,
+    value: summarise(ours.map(value)),
+    unit,
+    baseline: { name: baselineName, value: summarise(base.map(value)) },
+    pairRatios: summarise(ours.map((run, i) => value(run) / value(base[i]!))),
+    target,
+  })
+}
+
 // ---- scenarios --------------------------------------------------------------------------------
 
 async function csvExports(data: BenchData, server: ServerHandle) {
@@ -325,12 +354,8 @@ async function pages(data: BenchData, server: ServerHandle) {
   // One client: the sequential timed client (sub-millisecond resolution); 32: autocannon.
   const measure = (base: string, list: string[], connections: number, seconds?: number) =>
     connections === 1 ? sequential(base, list, token[0]!, seconds) : load(base, list, token, connections, seconds)
-  /** One load run, with the server's CPU time per request over it. */
-  const measureWithCpu = async (target: { base: string; pid: number }, list: string[], connections: number, seconds?: number) => {
-    const cpuBefore = cpuOf(target.pid)
-    const result = await measure(target.base, list, connections, seconds)
-    return { ...result, cpuPerRequest: ((cpuOf(target.pid) - cpuBefore) / result.total) * 1e6 }
-  }
+  const measureWithCpu = (target: { base: string; pid: number }, list: string[], connections: number, seconds?: number) =>
+    withServerCpu(target.pid, () => measure(target.base, list, connections, seconds))
   /** PAIRS back-to-back runs of each server, alternating which goes first (neither always gets the warmer machine). */
   const pairedRuns = async (oursPaths: string[], baselinePaths: string[], connections: number) => {
     await measure(server.base, oursPaths, connections, 1) // warm-up
@@ -338,24 +363,19 @@ async function pages(data: BenchData, server: ServerHandle) {
     const ours: (LoadResult & { cpuPerRequest: number })[] = []
     const base: typeof ours = []
     for (let i = 0; i < PAIRS; i++) {
-      const runOurs = async () => ours.push(await measureWithCpu(server, oursPaths, connections, PAIR_SECONDS))
-      const runBase = async () => base.push(await measureWithCpu(baseline, baselinePaths, connections, PAIR_SECONDS))
-      if (i % 2 === 0) await runOurs().then(runBase)
-      else await runBase().then(runOurs)
+      const [oursRun, baseRun] = await inTurn(
+        i,
+        () => measureWithCpu(server, oursPaths, connections, PAIR_SECONDS),
+        () => measureWithCpu(baseline, baselinePaths, connections, PAIR_SECONDS),
+      )
+      ours.push(oursRun)
+      base.push(baseRun)
     }
     return { ours, base }
   }
   const frameworkFree = 'framework-free Bun.serve'
-  /** A figure measured in pairs: medians of each side, and the median of the pairs' ratios. */
   const recordPaired = (figure: string, runs: Awaited<ReturnType<typeof pairedRuns>>, key: 'rps' | 'p50' | 'p99' | 'cpuPerRequest', unit: string, target?: string) =>
-    record({
-      figure,
-      value: summarise(runs.ours.map((r) => r[key])),
-      unit,
-      baseline: { name: frameworkFree, value: summarise(runs.base.map((r) => r[key])) },
-      pairRatios: summarise(runs.ours.map((r, i) => r[key] / runs.base[i]![key])),
-      target,
-    })
+    recordPairs(figure, runs.ours, runs.base, frameworkFree, (run) => run[key], unit, target)
   for (const connections of [1, 32]) {
     const runs = await pairedRuns(paths.ours, paths.baseline, connections)
     results[connections] = { ours: runs.ours, baseline: runs.base }
@@ -385,15 +405,14 @@ async function pages(data: BenchData, server: ServerHandle) {
   record({ figure: 'last page of 1M rows: p50 latency', value: summarise(depth.map((d) => d.last.p50)), unit: 'ms', baseline: { name: 'first page', value: summarise(depth.map((d) => d.first.p50)) }, target: '≤ 2×' })
 
   log('Full cursor walk')
-  const walks = await repeat(RUNS, async (i) => {
-    // Alternating which goes first, as for the pairs above.
-    const runOurs = () => cursorWalk(`${server.base}/v1/tickets?${pageQuery}`, { Authorization: `Bearer ${token[0]}` }, data.bigTickets)
-    const runBase = () => cursorWalk(`${baseline.base}/?${pageQuery}`, {}, data.bigTickets)
-    if (i % 2 === 0) return { ours: await runOurs(), base: await runBase() }
-    const base = await runBase()
-    return { ours: await runOurs(), base }
-  })
-  record({ figure: `full cursor walk of ${data.bigTickets} rows, limit 500, one client`, value: summarise(walks.map((w) => w.ours)), unit: 's', baseline: { name: frameworkFree, value: summarise(walks.map((w) => w.base)) }, target: '< 2.5 s' })
+  const walks = await repeat(RUNS, (i) =>
+    inTurn(
+      i,
+      () => cursorWalk(`${server.base}/v1/tickets?${pageQuery}`, { Authorization: `Bearer ${token[0]}` }, data.bigTickets),
+      () => cursorWalk(`${baseline.base}/?${pageQuery}`, {}, data.bigTickets),
+    ),
+  )
+  record({ figure: `full cursor walk of ${data.bigTickets} rows, limit 500, one client`, value: summarise(walks.map(([ours]) => ours)), unit: 's', baseline: { name: frameworkFree, value: summarise(walks.map(([, base]) => base)) }, target: '< 2.5 s' })
   await baseline.stop()
   return results
 }
@@ -417,26 +436,18 @@ async function processEffect(data: BenchData) {
       { target: service, paths: paths.baseline.map((path) => `/baseline-page${path.slice(1)}`) },
       { target: baseline, paths: paths.baseline },
     ]
-    const runs = sides.map(() => [] as { rps: number; cpuPerRequest: number }[])
+    const runs = sides.map(() => [] as (LoadResult & { cpuPerRequest: number })[])
     for (let round = 0; round <= PAIRS; round++) {
       for (let k = 0; k < sides.length; k++) {
         const index = (k + round) % sides.length
         const { target, paths: list } = sides[index]!
-        const cpuBefore = cpuOf(target.pid)
-        const result = await load(target.base, list, [data.bigTokens[0]!], 32, PAIR_SECONDS)
-        // Round 0 warms all three up and is not kept.
-        if (round > 0) runs[index]!.push({ rps: result.rps, cpuPerRequest: ((cpuOf(target.pid) - cpuBefore) / result.total) * 1e6 })
+        const result = await withServerCpu(target.pid, () => load(target.base, list, [data.bigTokens[0]!], 32, PAIR_SECONDS))
+        if (round > 0) runs[index]!.push(result) // round 0 warms all three up and is not kept
       }
     }
     const own = runs[2]!
     const versusOwn = (figure: string, side: typeof own, key: 'rps' | 'cpuPerRequest', unit: string) =>
-      record({
-        figure,
-        value: summarise(side.map((r) => r[key])),
-        unit,
-        baseline: { name: 'the same handler in its own process', value: summarise(own.map((r) => r[key])) },
-        pairRatios: summarise(side.map((r, i) => r[key] / own[i]![key])),
-      })
+      recordPairs(figure, side, own, 'the same handler in its own process', (run) => run[key], unit)
     versusOwn('process: baseline page handler inside the service, 32 conn.: req/s', runs[1]!, 'rps', 'req/s')
     versusOwn('process: baseline page handler inside the service: server CPU per request', runs[1]!, 'cpuPerRequest', 'µs')
     versusOwn('process: our /v1/tickets on that server, same rounds: req/s', runs[0]!, 'rps', 'req/s')

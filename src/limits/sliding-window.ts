@@ -120,8 +120,9 @@ export class SlidingWindowLimiter implements RateLimiter {
   sweep(now: number): void {
     this.lastSweep = now
     const horizon = now - this.windowMs
+    // A kept key always holds at least one time: `live` and `release` delete a key left empty.
     for (const [key, times] of this.windows) {
-      if (times.newest === undefined || times.newest <= horizon) this.windows.delete(key)
+      if (times.newest! <= horizon) this.windows.delete(key)
     }
   }
 
