@@ -66,6 +66,7 @@ class RequestTimes {
       this.times = []
       this.head = 0
     } else if (head >= 32 && head * 2 >= times.length) {
+      // Not below 32 dead times: a small window would otherwise be copied on almost every request.
       this.times = times.slice(head)
       this.head = 0
     } else {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { SlidingWindowLimiter } from '../../src/limits/sliding-window.ts'
+import { Random } from '../../src/seed/random.ts'
 
 const T0 = 1_000_000
 
@@ -40,10 +41,11 @@ describe('SlidingWindowLimiter', () => {
 
   test('a random stream never exceeds the limit in any window', () => {
     const limiter = new SlidingWindowLimiter(10, 1000)
+    const random = new Random('limiter-stream') // seeded: a failure can be replayed
     const accepted: number[] = []
     let now = 0
     for (let i = 0; i < 5000; i++) {
-      now += Math.floor(Math.random() * 150)
+      now += random.int(0, 149)
       if (hit(limiter, 'k', now).allowed) accepted.push(now)
     }
     let j = 0
@@ -97,16 +99,17 @@ describe('SlidingWindowLimiter', () => {
         retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((model[count - limit]! + windowMs - now) / 1000)),
       }
     }
+    const random = new Random('limiter-model') // seeded: a failure can be replayed
     let now = T0
     let released = 0
     for (let i = 0; i < 40_000; i++) {
-      now += Math.floor(Math.random() * 7)
+      now += random.int(0, 6)
       const peeked = limiter.peek('k', now)
       expect(peeked).toEqual(modelState(now))
       if (!peeked.allowed) continue
       model.push(now)
       expect(limiter.record('k', now)).toEqual(modelState(now))
-      if (Math.random() < 0.05) {
+      if (random.chance(0.05)) {
         // As the gate does when the demo quota refuses: the request just counted is taken back.
         limiter.release('k', now)
         model.splice(model.lastIndexOf(now), 1)
