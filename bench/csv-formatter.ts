@@ -6,7 +6,8 @@
  */
 import { Database } from 'bun:sqlite'
 import { format } from 'fast-csv'
-import { csvHeader, csvLine, CSV_HEADER_FIELDS } from '../src/export/csv-format.ts'
+import { csvHeader, csvLine } from '../src/export/csv-format.ts'
+import { TICKET_FIELDS } from '../src/contract/vocabulary.ts'
 import { bindValues, compileTicketQuery, type TicketRow } from '../src/tickets/repository.ts'
 import { parseTicketQuery } from '../src/tickets/query.ts'
 import { summarise, type Summary } from './stats.ts'
@@ -14,7 +15,7 @@ import { summarise, type Summary } from './stats.ts'
 /** The rows the export would write for [from, to): the service's own export query, read whole. */
 export function readExportRows(file: string, from: string, to: string): TicketRow[] {
   const query = parseTicketQuery(new URLSearchParams({ from, to }), 'export')
-  const compiled = compileTicketQuery(query, false, false)
+  const compiled = compileTicketQuery(query, { afterCursor: false, withLimit: false })
   const db = new Database(file, { readonly: true })
   try {
     return db.query(compiled.sql).all(...bindValues(compiled, query, null)) as TicketRow[]
@@ -32,7 +33,7 @@ function oursFormat(rows: TicketRow[]): string {
 function fastCsvFormat(rows: TicketRow[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: string[] = []
-    const stream = format({ headers: [...CSV_HEADER_FIELDS], rowDelimiter: '\r\n', includeEndRowDelimiter: true })
+    const stream = format({ headers: [...TICKET_FIELDS], rowDelimiter: '\r\n', includeEndRowDelimiter: true })
     stream.on('data', (chunk: Buffer) => chunks.push(chunk.toString()))
     stream.on('error', reject)
     stream.on('end', () => resolve(chunks.join('')))

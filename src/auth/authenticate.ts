@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.ts'
+import { ApiError } from '../errors/api-error.ts'
 import type { ControlStore, TokenLookup } from '../control/store.ts'
 import { hashToken, isWellFormedToken } from './token.ts'
 

@@ -1,16 +1,15 @@
-import type { TicketRow } from '../tickets/repository.ts'
+import { TICKET_FIELDS } from '../contract/vocabulary.ts'
+import type { Ticket } from '../contract/schemas.ts'
 
 /**
  * CSV of ticket rows (decisions.md §10, RFC 4180): comma separator, CRLF line ends, a field
  * quoted only when it holds a comma, quote, CR or LF (quotes doubled), null as an empty field,
- * no byte-order mark. Written by hand for these 12 known columns: see the README for the
- * measurement against fast-csv's formatter.
+ * no byte-order mark. Written by hand for these 12 known columns: see docs/performance.md for
+ * the measurement against fast-csv's formatter.
  */
 
-export const CSV_HEADER_FIELDS = [
-  'id', 'number', 'queueId', 'locationId', 'status', 'createdAt', 'calledAt', 'completedAt',
-  'cancelledAt', 'skippedAt', 'noShowAt', 'calledByDeviceSessionId',
-] as const
+/** The header row is the contract's field list, in its order. */
+const HEADER = TICKET_FIELDS.join(',')
 
 const NEEDS_QUOTES = /[",\r\n]/
 
@@ -21,11 +20,11 @@ export function csvField(value: string | number | null): string {
 }
 
 export function csvHeader(demo: boolean): string {
-  return CSV_HEADER_FIELDS.join(',') + (demo ? ',demo' : '') + '\r\n'
+  return HEADER + (demo ? ',demo' : '') + '\r\n'
 }
 
 /** One CSV line (with its CRLF) for a row; `demo` appends the demo column's value. */
-export function csvLine(row: TicketRow, demo: boolean): string {
+export function csvLine(row: Ticket, demo: boolean): string {
   return (
     csvField(row.id) + ',' +
     csvField(row.number) + ',' +

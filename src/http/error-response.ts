@@ -1,5 +1,5 @@
 import { NotFoundError, ParseError, ValidationError } from 'elysia'
-import { ApiError, errorBody } from './errors.ts'
+import { ApiError, errorBody } from '../errors/api-error.ts'
 import { TenantUnavailableError } from '../tenant/pool.ts'
 import type { Logger } from '../logger.ts'
 

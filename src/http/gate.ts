@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts'
 import type { ControlStore } from '../control/store.ts'
 import { authenticate, type LastUsedRecorder } from '../auth/authenticate.ts'
-import { ApiError } from './errors.ts'
+import { ApiError } from '../errors/api-error.ts'
 import type { RateLimiter } from '../limits/sliding-window.ts'
 import type { DemoQuota, QuotaState } from '../limits/demo-quota.ts'
 import { rateLimitHeaders } from '../limits/headers.ts'

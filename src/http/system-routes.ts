@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { ControlStore } from '../control/store.ts'
-import { ApiError } from './errors.ts'
+import { ApiError } from '../errors/api-error.ts'
 
 /** Liveness and readiness, outside /v1 and without a token (decisions.md §12). */
 export function systemRoutes(store: ControlStore) {

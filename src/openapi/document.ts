@@ -1,9 +1,7 @@
-import { TICKET_STATUSES } from '../tenant/schema.ts'
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../tickets/query.ts'
-import { CSV_HEADER_FIELDS } from '../export/csv-format.ts'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, TICKET_FIELDS, TICKET_STATUSES } from '../contract/vocabulary.ts'
 import {
   DemoQuotaSchema, ErrorSchema, LocationSchema, QueueSchema, QueuesResponseSchema, RateLimitedSchema, TicketPageSchema, TicketSchema,
-} from './model.ts'
+} from '../contract/schemas.ts'
 
 /**
  * The OpenAPI 3.1 document of the public contract, written from the TypeBox schemas rather than
@@ -87,7 +85,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           summary: 'The whole range as one streamed CSV file',
           description:
             'Same filters and rules as /v1/tickets; cursor and limit are rejected (400). Streamed with chunked transfer encoding (gzip with Accept-Encoding: gzip). ' +
-            `Header row: ${CSV_HEADER_FIELDS.join(',')}; demo organisations get a last column demo = 1. RFC 4180, CRLF, null as an empty field, no BOM. ` +
+            `Header row: ${TICKET_FIELDS.join(',')}; demo organisations get a last column demo = 1. RFC 4180, CRLF, null as an empty field, no BOM. ` +
             'A failure after the first byte aborts the connection (a truncated transfer), never a file that looks complete.',
           parameters: filterParameters,
           responses: {
@@ -143,7 +141,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         limit: {
           name: 'limit', in: 'query', required: false,
           description: `Page size, decimal digits.`,
-          schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+          schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT },
         },
       },
       headers: {

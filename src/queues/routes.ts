@@ -1,4 +1,4 @@
-import { invalidParam } from '../http/errors.ts'
+import { invalidParam } from '../errors/api-error.ts'
 import type { Caller } from '../http/gate.ts'
 import type { TenantPool } from '../tenant/pool.ts'
 import { withTenant } from '../tenant/read.ts'

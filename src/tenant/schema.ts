@@ -1,4 +1,5 @@
 import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core'
+import { TICKET_STATUSES } from '../contract/vocabulary.ts'
 
 /**
  * Drizzle schema of a tenant file `DATA_DIR/orgs/<organisationId>.sqlite`, exactly the contract
@@ -26,9 +27,6 @@ export const deviceSessions = sqliteTable('device_sessions', {
   startedAt: text('started_at').notNull(),
   endedAt: text('ended_at'),
 })
-
-export const TICKET_STATUSES = ['WAITING', 'CALLED', 'COMPLETED', 'CANCELED', 'SKIPPED', 'NO_SHOW'] as const
-export type TicketStatus = (typeof TICKET_STATUSES)[number]
 
 export const tickets = sqliteTable(
   'tickets',

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto'
-import { invalidParam } from '../http/errors.ts'
+import { invalidParam } from '../errors/api-error.ts'
 import type { TicketQuery } from './query.ts'
 
 /** Position of the last row of a page: the keyset (createdAt, id). */

@@ -1,5 +1,8 @@
-import { invalidParam } from '../http/errors.ts'
-import { TICKET_STATUSES, type TicketStatus } from '../tenant/schema.ts'
+import { invalidParam } from '../errors/api-error.ts'
+import {
+  DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, MAX_RANGE_DAYS, MAX_RANGE_MS, REPEATABLE_PARAMETERS, TICKET_PARAMETERS, TICKET_STATUSES,
+  type TicketStatus,
+} from '../contract/vocabulary.ts'
 import { canonicalInstant, parseInstant } from './instant.ts'
 
 /**
@@ -9,9 +12,6 @@ import { canonicalInstant, parseInstant } from './instant.ts'
  * all three. Pure: no HTTP, no database; every failure is a 400 that names the parameter.
  */
 
-export const MAX_RANGE_MS = 90 * 86_400_000
-export const DEFAULT_LIMIT = 100
-export const MAX_LIMIT = 500
 /** Guards against pathological requests; a real filter names a few dozen ids at most. */
 export const MAX_FILTER_VALUES = 1000
 
@@ -32,16 +32,10 @@ export interface TicketQuery {
 
 export type TicketEndpoint = 'page' | 'export'
 
-/** Every query parameter each ticket endpoint accepts (the OpenAPI document lists exactly these). */
-export const ACCEPTED_PARAMETERS = {
-  page: ['from', 'to', 'queueId', 'locationId', 'status', 'cursor', 'limit'],
-  export: ['from', 'to', 'queueId', 'locationId', 'status'],
-} as const
-
-const REPEATABLE = new Set(['queueId', 'locationId', 'status'])
+const REPEATABLE = new Set<string>(REPEATABLE_PARAMETERS)
 const SINGLE: Record<TicketEndpoint, Set<string>> = {
-  page: new Set<string>(ACCEPTED_PARAMETERS.page.filter((name) => !REPEATABLE.has(name))),
-  export: new Set<string>(ACCEPTED_PARAMETERS.export.filter((name) => !REPEATABLE.has(name))),
+  page: new Set<string>(TICKET_PARAMETERS.page.filter((name) => !REPEATABLE.has(name))),
+  export: new Set<string>(TICKET_PARAMETERS.export.filter((name) => !REPEATABLE.has(name))),
 }
 const PAGE_ONLY = new Set(['cursor', 'limit'])
 
@@ -73,7 +67,7 @@ export function parseTicketQuery(params: URLSearchParams, endpoint: TicketEndpoi
   const toMs = requiredInstant(single, 'to')
   if (fromMs >= toMs) throw invalidParam('to', `Parameter 'to' must be later than 'from' ('to' is exclusive).`)
   if (toMs - fromMs > MAX_RANGE_MS) {
-    throw invalidParam('to', `The range from 'from' to 'to' must not exceed 90 days; split longer history into several requests.`)
+    throw invalidParam('to', `The range from 'from' to 'to' must not exceed ${MAX_RANGE_DAYS} days; split longer history into several requests.`)
   }
 
   for (const status of repeated.status) {
@@ -104,10 +98,10 @@ function requiredInstant(single: Map<string, string>, name: 'from' | 'to'): numb
 }
 
 function parseLimit(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_LIMIT
+  if (raw === undefined) return DEFAULT_PAGE_LIMIT
   const digits = /^\d+$/.test(raw) ? raw.replace(/^0+(?=\d)/, '') : null
   const value = digits !== null && digits.length <= 3 ? Number(digits) : NaN
-  if (!(value >= 1 && value <= MAX_LIMIT)) throw invalidParam('limit', `Parameter 'limit' must be a whole number from 1 to ${MAX_LIMIT}.`)
+  if (!(value >= 1 && value <= MAX_PAGE_LIMIT)) throw invalidParam('limit', `Parameter 'limit' must be a whole number from 1 to ${MAX_PAGE_LIMIT}.`)
   return value
 }
 

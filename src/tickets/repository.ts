@@ -5,24 +5,16 @@ import { tickets } from '../tenant/schema.ts'
 import type { TenantLease } from '../tenant/pool.ts'
 import type { TicketQuery } from './query.ts'
 import type { CursorPosition } from './cursor.ts'
+import type { Ticket } from '../contract/schemas.ts'
+import type { TicketField } from '../contract/vocabulary.ts'
 
-/** A ticket as served: the 12 contract fields, in the contract's order. */
-export interface TicketRow {
-  id: string
-  number: number
-  queueId: string
-  locationId: string
-  status: string
-  createdAt: string
-  calledAt: string | null
-  completedAt: string | null
-  cancelledAt: string | null
-  skippedAt: string | null
-  noShowAt: string | null
-  calledByDeviceSessionId: string | null
-}
+/** A ticket as served: the contract's 12 fields (src/contract/), in the contract's order. */
+export type TicketRow = Ticket
 
-/** The columns of TicketRow, aliased to the contract's names. The personal columns are never read. */
+/**
+ * The columns of a served ticket, aliased to the contract's names, in TICKET_FIELDS order (the
+ * `satisfies` keeps the two in step). The personal columns are never read.
+ */
 const TICKET_COLUMNS = {
   id: tickets.id,
   number: tickets.number,
@@ -36,9 +28,7 @@ const TICKET_COLUMNS = {
   skippedAt: sql<string | null>`${tickets.skippedAt}`.as('skippedAt'),
   noShowAt: sql<string | null>`${tickets.noShowAt}`.as('noShowAt'),
   calledByDeviceSessionId: sql<string | null>`${tickets.calledByDeviceSessionId}`.as('calledByDeviceSessionId'),
-}
-
-export const TICKET_FIELDS = Object.keys(TICKET_COLUMNS) as (keyof TicketRow)[]
+} satisfies Record<TicketField, unknown>
 
 type ParamName = 'from' | 'to' | 'queueId' | 'locationId' | 'status' | 'afterCreatedAt' | 'afterId' | 'limit'
 
@@ -68,11 +58,18 @@ function filterCondition(column: SQLiteColumn, name: ParamName, shape: 'none' | 
   return sql`+${column} IN (SELECT value FROM json_each(${sql.placeholder(name)}))`
 }
 
+export interface QueryShape {
+  /** Rows after a cursor position instead of from `from`. */
+  afterCursor: boolean
+  /** A page (bound by `limit`) rather than the whole range (the CSV export). */
+  withLimit: boolean
+}
+
 /**
  * Builds (once per shape) the keyset query: rows of [from, to) matching the filters, after the
- * cursor position, in (created_at, id) order. `withLimit` is false for the CSV export.
+ * cursor position, in (created_at, id) order.
  */
-export function compileTicketQuery(query: TicketQuery, afterCursor: boolean, withLimit: boolean): CompiledQuery {
+export function compileTicketQuery(query: TicketQuery, { afterCursor, withLimit }: QueryShape): CompiledQuery {
   const shapes = [filterShape(query.queueIds), filterShape(query.locationIds), filterShape(query.statuses)] as const
   const key = `${shapes.join(',')}|${afterCursor}|${withLimit}`
   let result = compiled.get(key)
@@ -123,7 +120,7 @@ export function bindValues(compiledQuery: CompiledQuery, query: TicketQuery, aft
 
 /** One page: up to `limit` rows after `after`, and whether another matching row exists. */
 export function readTicketPage(lease: TenantLease, query: TicketQuery, after: CursorPosition | null): { rows: TicketRow[]; hasMore: boolean } {
-  const compiledQuery = compileTicketQuery(query, after !== null, true)
+  const compiledQuery = compileTicketQuery(query, { afterCursor: after !== null, withLimit: true })
   const statement = lease.statement(compiledQuery.sql)
   // One extra row tells whether a next page exists without a second query.
   const rows = statement.all(...bindValues(compiledQuery, query, after, query.limit + 1)) as TicketRow[]
@@ -134,6 +131,6 @@ export function readTicketPage(lease: TenantLease, query: TicketQuery, after: Cu
 
 /** A statement of its own for a streamed export (not the cached one: a second use would reset it). */
 export function prepareTicketExport(lease: TenantLease, query: TicketQuery): { statement: Statement; values: (string | number)[] } {
-  const compiledQuery = compileTicketQuery(query, false, false)
+  const compiledQuery = compileTicketQuery(query, { afterCursor: false, withLimit: false })
   return { statement: lease.db.prepare(compiledQuery.sql), values: bindValues(compiledQuery, query, null) }
 }

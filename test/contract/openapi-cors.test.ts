@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { Value } from '@sinclair/typebox/value'
 import { startServer, type TestServer } from '../support/harness.ts'
-import { ACCEPTED_PARAMETERS } from '../../src/tickets/query.ts'
-import { QueuesResponseSchema, TicketPageSchema, ErrorSchema, RateLimitedSchema, DemoQuotaSchema } from '../../src/openapi/model.ts'
+import { TICKET_PARAMETERS } from '../../src/contract/vocabulary.ts'
+import { QueuesResponseSchema, TicketPageSchema, ErrorSchema, RateLimitedSchema, DemoQuotaSchema } from '../../src/contract/schemas.ts'
 
 let server: TestServer
 let token: string
@@ -40,8 +40,8 @@ describe('GET /openapi.json', () => {
     const document = (await (await server.get('/openapi.json')).json()) as Record<string, any>
     const names = (path: string) =>
       ((document.paths[path].get.parameters ?? []) as { $ref: string }[]).map((p) => document.components.parameters[p.$ref.split('/').pop()!].name).sort()
-    expect(names('/v1/tickets')).toEqual([...ACCEPTED_PARAMETERS.page].sort())
-    expect(names('/v1/exports/tickets.csv')).toEqual([...ACCEPTED_PARAMETERS.export].sort())
+    expect(names('/v1/tickets')).toEqual([...TICKET_PARAMETERS.page].sort())
+    expect(names('/v1/exports/tickets.csv')).toEqual([...TICKET_PARAMETERS.export].sort())
     expect(names('/v1/queues')).toEqual([])
     const params = document.components.parameters
     for (const repeatable of ['queueId', 'locationId', 'status']) expect(params[repeatable]).toMatchObject({ style: 'form', explode: true, schema: { type: 'array' } })

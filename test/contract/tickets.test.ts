@@ -4,7 +4,7 @@ import { startServer, openTenant, type TestServer } from '../support/harness.ts'
 import { CANARY, standardTickets, writeStructure, writeTickets, type FixtureTicket } from '../support/fixtures.ts'
 import { securitySuite } from '../support/security-suite.ts'
 import { Random } from '../../src/seed/random.ts'
-import { TICKET_FIELDS } from '../../src/tickets/repository.ts'
+import { TICKET_FIELDS } from '../../src/contract/vocabulary.ts'
 
 securitySuite('/v1/tickets?from=2026-03-01&to=2026-03-05')
 
@@ -56,7 +56,7 @@ describe('GET /v1/tickets rows', () => {
     const { items, nextCursor } = await page(server, token, 'from=2026-03-02&to=2026-03-03')
     expect(nextCursor).toBeNull()
     expect(items.map((t) => t.id)).toEqual(['t-001', 't-002', 't-003'])
-    for (const item of items) expect(Object.keys(item)).toEqual(TICKET_FIELDS)
+    for (const item of items) expect(Object.keys(item)).toEqual([...TICKET_FIELDS])
     expect(items[1]).toEqual({
       id: 't-002', number: 2, queueId: 'q_pay', locationId: 'loc_a', status: 'CANCELED',
       createdAt: '2026-03-02T09:00:00.000Z', calledAt: null, completedAt: null, cancelledAt: '2026-03-02T09:03:00.000Z',

@@ -4,7 +4,7 @@ import { startServer, type TestServer } from '../support/harness.ts'
 import { CANARY } from '../support/fixtures.ts'
 import { connect } from 'node:net'
 import { eventually } from '../support/raw-http.ts'
-import { ERROR_STATUS } from '../../src/http/errors.ts'
+import { ERROR_STATUS } from '../../src/contract/vocabulary.ts'
 import { hashToken } from '../../src/auth/token.ts'
 
 /**

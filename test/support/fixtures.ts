@@ -14,7 +14,7 @@ export const CANARY = {
 } as const
 
 /** A ticket to write: the contract's fields, the lifecycle ones optional (null when left out). */
-export type FixtureTicket = Pick<TicketRow, 'id' | 'number' | 'queueId' | 'locationId' | 'status' | 'createdAt'> &
+export type FixtureTicket = Pick<TicketRow, 'id' | 'number' | 'queueId' | 'locationId' | 'createdAt'> & { status: string } &
   Partial<Omit<TicketRow, 'id' | 'number' | 'queueId' | 'locationId' | 'status' | 'createdAt'>>
 
 /** Locations and queues of the standard fixture: UTF-8 names, an empty location, an inactive queue. */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { CursorCodec } from '../../src/tickets/cursor.ts'
 import { parseTicketQuery } from '../../src/tickets/query.ts'
-import { ApiError } from '../../src/http/errors.ts'
+import { ApiError } from '../../src/errors/api-error.ts'
 
 const codec = new CursorCodec('test-signing-key')
 const q = (query: string) => parseTicketQuery(new URLSearchParams(query), 'page')

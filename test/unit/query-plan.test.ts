@@ -46,7 +46,7 @@ describe('ticket query plans on 200k rows', () => {
 
   function plan(filters: string, after: { createdAt: string; id: string } | null) {
     const query = parseTicketQuery(new URLSearchParams(`from=2026-01-01&to=2026-03-31${filters}&limit=500`), 'page')
-    const compiled = compileTicketQuery(query, after !== null, true)
+    const compiled = compileTicketQuery(query, { afterCursor: after !== null, withLimit: true })
     const rows = db.query(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...bindValues(compiled, query, after, 501)) as { detail: string }[]
     return rows.map((r) => r.detail).join(' | ')
   }
@@ -69,7 +69,7 @@ describe('ticket query plans on 200k rows', () => {
 
   test('the page query never reads a personal column', () => {
     const query = parseTicketQuery(new URLSearchParams('from=2026-01-01&to=2026-03-31'), 'page')
-    const sql = compileTicketQuery(query, true, true).sql
+    const sql = compileTicketQuery(query, { afterCursor: true, withLimit: true }).sql
     for (const column of ['customer_name', 'notes', 'party_size', 'bearer_hash']) expect(sql).not.toContain(column)
     expect(sql).not.toMatch(/select \*/i)
     expect(sql).not.toMatch(/offset/i)

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { parseTicketQuery, type TicketEndpoint } from '../../src/tickets/query.ts'
 import { parseInstant } from '../../src/tickets/instant.ts'
-import { ApiError } from '../../src/http/errors.ts'
+import { ApiError } from '../../src/errors/api-error.ts'
 
 const parse = (query: string, endpoint: TicketEndpoint = 'page') => parseTicketQuery(new URLSearchParams(query), endpoint)
 

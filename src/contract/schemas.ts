@@ -1,8 +1,10 @@
 import { Type as t, type Static } from '@sinclair/typebox'
-import { TICKET_STATUSES } from '../tenant/schema.ts'
-import { MAX_LIMIT, DEFAULT_LIMIT } from '../tickets/query.ts'
+import { DEFAULT_PAGE_LIMIT, ERROR_CODES, MAX_PAGE_LIMIT, TICKET_STATUSES } from './vocabulary.ts'
 
-/** TypeBox schemas of what the API serves; the OpenAPI document and the contract tests use them. */
+/**
+ * TypeBox schemas of everything the API serves. The server's types, the OpenAPI document, the
+ * contract tests and the client all derive from these; nothing else spells out the shapes.
+ */
 
 const timestamp = t.String({ format: 'date-time', description: 'UTC, YYYY-MM-DDTHH:MM:SS.sssZ (24 characters).', examples: ['2026-03-02T09:05:00.000Z'] })
 const nullableTimestamp = (description: string) => t.Union([timestamp, t.Null()], { description })
@@ -31,6 +33,7 @@ export const QueuesResponseSchema = t.Object({ locations: t.Array(LocationSchema
 
 export const TicketStatusSchema = t.Union(TICKET_STATUSES.map((status) => t.Literal(status)))
 
+/** Members in the order of TICKET_FIELDS (a test checks the two agree). */
 export const TicketSchema = t.Object(
   {
     id: t.String(),
@@ -51,15 +54,17 @@ export const TicketSchema = t.Object(
 
 export const TicketPageSchema = t.Object(
   {
-    items: t.Array(TicketSchema, { description: `Ordered by createdAt, then id. At most limit (default ${DEFAULT_LIMIT}, maximum ${MAX_LIMIT}) rows.` }),
+    items: t.Array(TicketSchema, { description: `Ordered by createdAt, then id. At most limit (default ${DEFAULT_PAGE_LIMIT}, maximum ${MAX_PAGE_LIMIT}) rows.` }),
     nextCursor: t.Union([t.String(), t.Null()], { description: 'Pass as cursor with the same from, to and filters; null exactly when no further matching row existed.' }),
   },
   { additionalProperties: false },
 )
 
+export const ErrorCodeSchema = t.Union(ERROR_CODES.map((code) => t.Literal(code)), { description: 'A machine-readable code.' })
+
 export const ErrorSchema = t.Object(
   {
-    error: t.String({ description: 'A machine-readable code.' }),
+    error: ErrorCodeSchema,
     message: t.String({ description: 'One English sentence.' }),
     requestId: t.String({ description: 'Equal to the X-Request-Id response header.' }),
     param: t.Optional(t.String({ description: 'On a 400 caused by one query parameter: its name.' })),
@@ -88,4 +93,9 @@ export const DemoQuotaSchema = t.Object(
   { additionalProperties: false },
 )
 
+export type Queue = Static<typeof QueueSchema>
+export type Location = Static<typeof LocationSchema>
+export type QueuesResponse = Static<typeof QueuesResponseSchema>
 export type Ticket = Static<typeof TicketSchema>
+export type TicketPage = Static<typeof TicketPageSchema>
+export type ErrorBody = Static<typeof ErrorSchema>

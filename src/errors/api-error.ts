@@ -1,22 +1,10 @@
+import { ERROR_STATUS, type ErrorCode } from '../contract/vocabulary.ts'
+
 /**
- * The one error vocabulary of the API (decisions.md §9): code throws `ApiError`, one table maps
- * codes to statuses, and `errorBody` renders the one body shape every error response uses.
+ * The one error vocabulary of the service (docs/api.md#errors): code anywhere throws `ApiError`
+ * with a code of the contract, the code decides the status, and `errorBody` renders the one body
+ * shape every error response uses.
  */
-
-export const ERROR_STATUS = {
-  invalid_request: 400,
-  unauthorized: 401,
-  api_not_enabled: 402,
-  not_found: 404,
-  method_not_allowed: 405,
-  rate_limited: 429,
-  demo_quota_exceeded: 429,
-  internal: 500,
-  data_unavailable: 503,
-} as const
-
-export type ErrorCode = keyof typeof ERROR_STATUS
-
 export class ApiError extends Error {
   readonly status: number
   constructor(
