@@ -4,28 +4,30 @@ import type { Config } from './config/config.ts'
 import { systemClock, type Clock } from './clock.ts'
 import type { Logger } from './logger.ts'
 import { ControlStore } from './control/store.ts'
+import { LastUsedRecorder } from './control/last-used.ts'
 import { TenantPool } from './tenant/pool.ts'
-import { SlidingWindowLimiter } from './limits/sliding-window.ts'
-import { StoredDemoQuota } from './limits/demo-quota.ts'
-import { LastUsedRecorder } from './auth/authenticate.ts'
+import { embeddedLimits, type Limits } from './limits/embedded.ts'
 import { CursorCodec } from './tickets/cursor.ts'
-import { createGate } from './http/gate.ts'
-import { ApiError } from './errors/api-error.ts'
-import { errorResponse, notFound, toApiError } from './http/error-response.ts'
-import { beginRequest, requestInfo } from './http/request-info.ts'
-import { decorateResponse, preflightResponse } from './http/response-headers.ts'
+import { createGate } from './admission/gate.ts'
+import { errorResponse, toApiError } from './http/error-response.ts'
+import { requestInfo } from './http/request-info.ts'
+import { createRequestFrame } from './http/request-frame.ts'
 import { systemRoutes } from './http/system-routes.ts'
 import { webRoutes } from './web/routes.ts'
 import { v1Routes } from './http/v1-routes.ts'
-import { queuesHandler } from './queues/routes.ts'
-import { ticketsHandler } from './tickets/routes.ts'
-import { exportHandler } from './export/routes.ts'
-import { redactQuery } from './http/access-log.ts'
+import { queuesHandler } from './queues/handler.ts'
+import { ticketsHandler } from './tickets/handler.ts'
+import { exportHandler } from './export/handler.ts'
 
 export interface AppDeps {
   config: Config
   logger: Logger
   clock?: Clock
+  /**
+   * Where the minute window and the demo quota live, built on the app's control store.
+   * @default the embedded default: the window in memory, the quota in control.sqlite
+   */
+  limits?: (store: ControlStore, clock: Clock) => Limits
 }
 
 export interface App {
@@ -37,25 +39,22 @@ export interface App {
   close(drainMs?: number): Promise<void>
   readonly store: ControlStore
   readonly pool: TenantPool
-  readonly limiter: SlidingWindowLimiter
+  readonly limits: Limits
   /** Requests being answered plus exports still streaming. */
   inFlight(): number
 }
 
-const WINDOW_SECONDS = 60
-
-/** The composition root: builds the whole service from a config, a logger and a clock. */
+/** The composition root: builds the whole service from a config, a logger, a clock and the limits. */
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps
   const clock = deps.clock ?? systemClock
   // Writes wait only briefly for another process's lock; the demo quota retries without blocking.
   const store = new ControlStore(config.dataDir, { busyTimeoutMs: 20 })
   const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger })
-  const limiter = new SlidingWindowLimiter(config.rateLimitPerMinute, WINDOW_SECONDS * 1000)
-  const quota = new StoredDemoQuota(store, config.demoDailyQuota)
+  const limits = (deps.limits ?? ((s, c) => embeddedLimits(config, s, c)))(store, clock)
   const lastUsed = new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
   const cursors = new CursorCodec(store.cursorSigningKey())
-  let activeRequests = 0
+  const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger })
   let activeExports = 0
 
   // Elysia finds the path by searching for '/' from index 11 by default, assuming a host of at
@@ -66,11 +65,11 @@ export function createApp(deps: AppDeps): App {
       const { id } = requestInfo(request)
       return errorResponse(toApiError(error, logger, id), id)
     })
-    .use(systemRoutes(store))
+    .use(systemRoutes({ store, limitsReady: () => gate.limitsReady() }))
     .use(webRoutes())
     .use(
       v1Routes({
-        admit: createGate({ store, limiter, windowSeconds: WINDOW_SECONDS, quota, clock, lastUsed }),
+        gate,
         queues: queuesHandler(pool),
         tickets: ticketsHandler(pool, cursors),
         exportCsv: exportHandler({
@@ -83,66 +82,29 @@ export function createApp(deps: AppDeps): App {
       }),
     )
 
-  const knownPaths = new Set(elysia.routes.map((route) => route.path))
-  const handle = elysia.fetch
-
-  async function route(request: Request, path: string, requestId: string): Promise<Response> {
-    const known = knownPaths.has(path)
-    if (request.method === 'GET') return handle(request)
-    if (request.method === 'OPTIONS' && known) return preflightResponse()
-    if (!known) return errorResponse(notFound(), requestId)
-    return errorResponse(
-      new ApiError('method_not_allowed', `Only GET is allowed on ${path}.`, {}, { Allow: 'GET' }),
-      requestId,
-    )
-  }
-
-  async function fetch(request: Request): Promise<Response> {
-    const info = beginRequest(request)
-    activeRequests++
-    const url = new URL(request.url)
-    let response: Response
-    try {
-      response = await route(request, url.pathname, info.id)
-    } catch (error) {
-      response = errorResponse(toApiError(error, logger, info.id), info.id)
-    } finally {
-      activeRequests--
-    }
-    decorateResponse(response, info.id, url.pathname.startsWith('/v1/'))
-    logger.info('request', {
-      requestId: info.id,
-      method: request.method,
-      path: url.pathname,
-      query: redactQuery(url.search),
-      status: response.status,
-      durationMs: Math.round((performance.now() - info.startedAt) * 100) / 100,
-      organisationId: info.organisationId,
-      tokenId: info.tokenId,
-    })
-    return response
-  }
-
+  const frame = createRequestFrame({ knownPaths: new Set(elysia.routes.map((route) => route.path)), handle: elysia.fetch, logger })
+  const inFlight = () => frame.active() + activeExports
   let server: Server<undefined> | undefined
 
   return {
-    fetch,
+    fetch: frame.fetch,
     store,
     pool,
-    limiter,
-    inFlight: () => activeRequests + activeExports,
+    limits,
+    inFlight,
     listen(port = config.port) {
-      server = Bun.serve({ port, hostname: config.host, fetch, development: false })
+      server = Bun.serve({ port, hostname: config.host, fetch: frame.fetch, development: false })
       return server
     },
     async close(drainMs = config.shutdownDrainMs) {
       if (server) {
         void server.stop(false) // stop accepting; in-flight requests go on
         const deadline = Date.now() + drainMs
-        while (activeRequests + activeExports > 0 && Date.now() < deadline) await Bun.sleep(20)
+        while (inFlight() > 0 && Date.now() < deadline) await Bun.sleep(20)
         await server.stop(true)
       }
       lastUsed.stop()
+      await Promise.allSettled([limits.limiter.close(), limits.quota.close()])
       pool.close()
       store.close()
     },

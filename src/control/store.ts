@@ -10,19 +10,12 @@ import * as schema from './schema.ts'
 import { apiTokens, demoQuotaUsage, organisations, serviceSettings } from './schema.ts'
 import { newId } from '../ids.ts'
 import { displayPrefix, generateToken, hashToken, randomBase62 } from '../auth/token.ts'
+import type { TokenLookup } from '../auth/authenticate.ts'
 
 export type Plan = 'demo' | 'paid'
 export type Organisation = typeof organisations.$inferSelect
 export type ApiTokenRecord = Omit<typeof apiTokens.$inferSelect, 'tokenHash'>
 
-/** What the auth step needs to know about a presented token, in one indexed look-up. */
-export interface TokenLookup {
-  tokenId: string
-  organisationId: string
-  revoked: boolean
-  plan: Plan
-  apiEnabled: boolean
-}
 
 /** Every token column but the hash, which never leaves the store. */
 const { tokenHash: _tokenHash, ...TOKEN_COLUMNS } = getTableColumns(apiTokens)
@@ -108,11 +101,6 @@ export class ControlStore {
     const organisation: Organisation = { id: newId('org'), ...input }
     this.orm.insert(organisations).values(organisation).run()
     return organisation
-  }
-
-  deleteOrganisation(id: string): void {
-    this.orm.delete(organisations).where(eq(organisations.id, id)).run()
-    this.activeTokens.clear()
   }
 
   /** By id or slug. */

@@ -9,7 +9,8 @@ export const CORS_EXPOSED_HEADERS = [
   'Retry-After', 'Content-Disposition', 'X-Service-Demo', 'X-Request-Id',
 ].join(', ')
 
-export function decorateResponse(response: Response, requestId: string, privateData: boolean): Response {
+/** `privateData`: the response holds an organisation's data (any /v1 answer), never to be cached. */
+export function decorateResponse(response: Response, requestId: string, { privateData }: { privateData: boolean }): Response {
   const headers = response.headers
   headers.set('X-Request-Id', requestId)
   headers.set('X-Content-Type-Options', 'nosniff')

@@ -1,9 +1,10 @@
 import { Elysia } from 'elysia'
-import type { Caller } from './gate.ts'
+import type { Caller } from '../admission/caller.ts'
+import type { Gate } from '../admission/gate.ts'
 import { requestInfo } from './request-info.ts'
 
 export interface V1Handlers {
-  admit: (authorization: string | null) => Promise<{ caller: Caller; headers: Record<string, string> }>
+  gate: Gate
   queues: (caller: Caller, params: URLSearchParams) => unknown
   tickets: (caller: Caller, params: URLSearchParams) => unknown
   exportCsv: (caller: Caller, params: URLSearchParams, request: Request, requestId: string) => Response
@@ -22,11 +23,12 @@ function searchParams(url: string): URLSearchParams {
 export function v1Routes(handlers: V1Handlers) {
   return new Elysia({ name: 'v1' })
     .derive(async ({ request, set }) => {
-      const { caller, headers } = await handlers.admit(request.headers.get('authorization'))
-      Object.assign(set.headers, headers)
       const info = requestInfo(request)
-      info.organisationId = caller.organisationId
-      info.tokenId = caller.tokenId
+      const { caller, headers } = await handlers.gate.admit(request.headers.get('authorization'), (identified) => {
+        info.organisationId = identified.organisationId
+        info.tokenId = identified.tokenId
+      })
+      Object.assign(set.headers, headers)
       return { caller }
     })
     .get('/v1/queues', ({ caller, request }) => handlers.queues(caller, searchParams(request.url)))

@@ -1,4 +1,9 @@
-import { isBusyError, type ControlStore } from '../control/store.ts'
+/**
+ * The seam of the demo organisations' daily quota (docs/api.md#the-demo-quota): per
+ * organisation, per UTC calendar day. As with the RateLimiter, `consume` decides and counts in
+ * one atomic step, a request the quota refuses consumes nothing, and every method may throw when
+ * the engine cannot be reached (the gate answers 503 `limits_unavailable`).
+ */
 
 const DAY_MS = 86_400_000
 
@@ -13,58 +18,25 @@ export interface QuotaState {
   resetSeconds: number
 }
 
-/** The seam for the demo organisations' daily quota. */
 export interface DemoQuota {
   /** Counts one request for the organisation today unless the quota is used up. */
-  consume(organisationId: string, now: number): Promise<QuotaState>
+  consume(organisationId: string): Promise<QuotaState>
   /** Today's state without counting (for headers on answers that count nothing). */
-  peek(organisationId: string, now: number): QuotaState
+  peek(organisationId: string): Promise<QuotaState>
+  /** Resolves when the quota can serve; throws otherwise (readiness). */
+  ping(): Promise<void>
+  close(): Promise<void>
 }
 
-/**
- * Per organisation, per UTC calendar day, counted in control.sqlite so that the count survives a
- * restart and is shared by every server process on the same data directory.
- */
-export class StoredDemoQuota implements DemoQuota {
-  constructor(
-    private readonly store: ControlStore,
-    readonly limit: number,
-    /** How long to keep retrying while another process holds the write lock. */
-    private readonly lockWaitMs = 10_000,
-  ) {}
-
-  /**
-   * The increment is one atomic statement. When another process (the admin CLI, another server)
-   * holds the write lock, it is retried after short asynchronous waits, so that other requests
-   * go on being served meanwhile instead of the event loop blocking in SQLite's busy handler.
-   */
-  async consume(organisationId: string, now: number): Promise<QuotaState> {
-    const giveUpAt = Date.now() + this.lockWaitMs
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const { allowed, used } = this.store.consumeDemoQuota(organisationId, utcDay(now), this.limit)
-        return this.state(allowed, used, now)
-      } catch (error) {
-        if (!isBusyError(error) || Date.now() > giveUpAt) throw error
-        await Bun.sleep(Math.min(5 * 2 ** attempt, 100))
-      }
-    }
-  }
-
-  peek(organisationId: string, now: number): QuotaState {
-    const used = this.store.demoQuotaUsed(organisationId, utcDay(now))
-    return this.state(used < this.limit, used, now)
-  }
-
-  private state(allowed: boolean, used: number, now: number): QuotaState {
-    const reset = (Math.floor(now / DAY_MS) + 1) * DAY_MS
-    return {
-      allowed,
-      limit: this.limit,
-      remaining: Math.max(0, this.limit - used),
-      resetAt: new Date(reset).toISOString(),
-      resetSeconds: Math.ceil((reset - now) / 1000),
-    }
+/** The state of a quota of `limit` with `used` requests counted on the UTC day of `now`. */
+export function quotaState(limit: number, used: number, allowed: boolean, now: number): QuotaState {
+  const reset = (Math.floor(now / DAY_MS) + 1) * DAY_MS
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - used),
+    resetAt: new Date(reset).toISOString(),
+    resetSeconds: Math.ceil((reset - now) / 1000),
   }
 }
 

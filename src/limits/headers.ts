@@ -1,4 +1,4 @@
-import type { WindowState } from './sliding-window.ts'
+import type { WindowState } from './rate-limiter.ts'
 import type { QuotaState } from './demo-quota.ts'
 
 /**

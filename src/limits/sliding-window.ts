@@ -1,32 +1,13 @@
+import type { WindowState } from './rate-limiter.ts'
+
 /**
- * Exact sliding-window rate limiter: at most `limit` counted requests per key in any interval
- * of `windowMs`. Each key keeps the times of its counted requests still inside the window
- * (at most `limit` live ones, in an array at most about twice that; O(1) work per request on
- * average: see RequestTimes); keys idle for a whole window are dropped by `sweep`, so memory
- * follows the keys active in the last window, not every key ever seen.
+ * Exact sliding-window log, in memory, with time passed in: at most `limit` counted requests per
+ * key in any interval of `windowMs`. Each key keeps the times of its counted requests still
+ * inside the window (at most `limit` live ones, in an array at most about twice that; O(1) work
+ * per request on average: see RequestTimes); keys idle for a whole window are dropped by
+ * `sweep`, so memory follows the keys active in the last window, not every key ever seen.
+ * MemoryRateLimiter puts it behind the asynchronous RateLimiter seam.
  */
-
-export interface WindowState {
-  /** Whether one more request may be counted now. */
-  allowed: boolean
-  limit: number
-  /** Requests that may still be counted in the window (after this one, when it was counted). */
-  remaining: number
-  /** Whole seconds, rounded up, until the window holds no request at all; 0 when empty. */
-  resetSeconds: number
-  /** Whole seconds (≥ 1), rounded up, until the next request would be accepted; 0 when allowed. */
-  retryAfterSeconds: number
-}
-
-/** The seam the request pipeline uses; tests can swap in another implementation. */
-export interface RateLimiter {
-  /** The state for `key` without counting anything. */
-  peek(key: string, now: number): WindowState
-  /** Counts one request for `key` (call only after `peek` allowed it) and returns the new state. */
-  record(key: string, now: number): WindowState
-  /** Takes back a request counted at `at` (it was answered 429 by a later check after all). */
-  release(key: string, at: number): void
-}
 
 /**
  * One key's counted request times, ascending. Expired times leave from the front by moving a
@@ -83,7 +64,7 @@ class RequestTimes {
   }
 }
 
-export class SlidingWindowLimiter implements RateLimiter {
+export class SlidingWindowLog {
   private readonly windows = new Map<string, RequestTimes>()
   private lastSweep = -Infinity
 
@@ -107,6 +88,10 @@ export class SlidingWindowLimiter implements RateLimiter {
     return this.describe(times, now)
   }
 
+  /**
+   * Takes back one request counted at `at`. Two requests counted in the same millisecond hold
+   * equal times, so removing either leaves the same window.
+   */
   release(key: string, at: number): void {
     const times = this.windows.get(key)
     if (times?.remove(at) && times.count === 0) this.windows.delete(key)

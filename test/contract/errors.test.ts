@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { MemoryRateLimiter } from '../../src/limits/memory-limiter.ts'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
@@ -35,7 +36,7 @@ describe('routing and error bodies', () => {
     await expectErrorShape(await server.get('/v2/queues'), 404, 'not_found')
     const response = await server.get('/v1/queues/extra', token)
     await expectErrorShape(response, 404, 'not_found')
-    expect(server.app.limiter.size).toBe(0)
+    expect((server.app.limits.limiter as MemoryRateLimiter).size).toBe(0)
   })
 
   for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']) {
@@ -108,6 +109,27 @@ describe('routing and error bodies', () => {
     expect(typeof access.durationMs).toBe('number')
     expect(server.logger.lines.join('\n')).not.toContain(token)
     expect(server.logger.lines.join('\n')).not.toContain('svc_abcdefghijklmnopqrstuvwxyz')
+  })
+})
+
+describe('access log of answers given after the token was recognised', () => {
+  test('402 and both 429s name the organisation and the token', async () => {
+    const server = await startServer({ rateLimitPerMinute: 1, demoDailyQuota: 1 })
+    const disabled = server.organisation({ apiEnabled: false })
+    const paid = server.organisation()
+    const demo = server.organisation({ plan: 'demo' })
+    const accessLine = (requestId: string) => server.logger.lines.map((l) => JSON.parse(l)).find((l) => l.event === 'request' && l.requestId === requestId)
+    const call = async (token: string, requestId: string, status: number) => {
+      expect((await server.get('/v1/queues', token, { 'X-Request-Id': requestId })).status).toBe(status)
+      return accessLine(requestId)
+    }
+    expect(await call(disabled.token, 'log-402', 402)).toMatchObject({ status: 402, organisationId: disabled.org.id, tokenId: expect.stringMatching(/^tok_/) })
+    await call(paid.token, 'log-200', 200)
+    expect(await call(paid.token, 'log-429', 429)).toMatchObject({ status: 429, organisationId: paid.org.id, tokenId: expect.stringMatching(/^tok_/) })
+    await call(demo.token, 'log-demo-200', 200)
+    server.clock.advance(61_000) // the minute passes; the day's one request is spent
+    expect(await call(demo.token, 'log-quota', 429)).toMatchObject({ status: 429, organisationId: demo.org.id, tokenId: expect.stringMatching(/^tok_/) })
+    await server.close()
   })
 })
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
-import { createApp, type App } from '../../src/app.ts'
+import { createApp, type App, type AppDeps } from '../../src/app.ts'
 import { configWith, type Config } from '../../src/config/config.ts'
 import { ManualClock } from '../../src/clock.ts'
 import { memoryLogger } from '../../src/logger.ts'
@@ -35,13 +35,16 @@ export interface TestServer {
 }
 
 /** The real app on a real port (listen(0)) over real SQLite files in a temp directory. */
-export async function startServer(overrides: Partial<Config> = {}, options: { dataDir?: string; clock?: ManualClock } = {}): Promise<TestServer> {
+export async function startServer(
+  overrides: Partial<Config> = {},
+  options: { dataDir?: string; clock?: ManualClock; limits?: AppDeps['limits'] } = {},
+): Promise<TestServer> {
   const temp = options.dataDir ? null : tempDataDir()
   const dataDir = options.dataDir ?? temp!.dir
   const clock = options.clock ?? new ManualClock()
   const logger = memoryLogger('debug')
   const config = configWith({ dataDir, host: '127.0.0.1', port: 0, ...overrides })
-  const app = createApp({ config, logger, clock })
+  const app = createApp({ config, logger, clock, limits: options.limits })
   const server = app.listen(0)
   const base = `http://127.0.0.1:${server.port}`
   let counter = 0

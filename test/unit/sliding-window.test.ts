@@ -1,18 +1,18 @@
 import { describe, expect, test } from 'bun:test'
-import { SlidingWindowLimiter } from '../../src/limits/sliding-window.ts'
+import { SlidingWindowLog } from '../../src/limits/sliding-window.ts'
 import { Random } from '../../src/seed/random.ts'
 
 const T0 = 1_000_000
 
 /** Counts a request if allowed, as the gate does; `allowed` tells whether this one was counted. */
-function hit(limiter: SlidingWindowLimiter, key: string, now: number) {
+function hit(limiter: SlidingWindowLog, key: string, now: number) {
   const state = limiter.peek(key, now)
   return state.allowed ? { ...limiter.record(key, now), allowed: true } : state
 }
 
-describe('SlidingWindowLimiter', () => {
+describe('SlidingWindowLog', () => {
   test('60 pass, the 61st is refused with Retry-After until the oldest leaves', () => {
-    const limiter = new SlidingWindowLimiter(60)
+    const limiter = new SlidingWindowLog(60)
     for (let i = 0; i < 60; i++) {
       const state = hit(limiter, 'k', T0 + i * 100)
       expect(state.allowed).toBe(true)
@@ -27,7 +27,7 @@ describe('SlidingWindowLimiter', () => {
   })
 
   test('never more than the limit in any 60-second interval, across a minute boundary', () => {
-    const limiter = new SlidingWindowLimiter(60)
+    const limiter = new SlidingWindowLog(60)
     const accepted: number[] = []
     // 120 requests: 60 in the last second of one minute, 60 in the first second of the next.
     for (let i = 0; i < 120; i++) {
@@ -40,7 +40,7 @@ describe('SlidingWindowLimiter', () => {
   })
 
   test('a random stream never exceeds the limit in any window', () => {
-    const limiter = new SlidingWindowLimiter(10, 1000)
+    const limiter = new SlidingWindowLog(10, 1000)
     const random = new Random('limiter-stream') // seeded: a failure can be replayed
     const accepted: number[] = []
     let now = 0
@@ -56,7 +56,7 @@ describe('SlidingWindowLimiter', () => {
   })
 
   test('reset is the whole seconds until the window is empty; 0 when empty', () => {
-    const limiter = new SlidingWindowLimiter(60)
+    const limiter = new SlidingWindowLog(60)
     expect(limiter.peek('k', T0)).toMatchObject({ remaining: 60, resetSeconds: 0, retryAfterSeconds: 0 })
     hit(limiter, 'k', T0)
     expect(limiter.peek('k', T0 + 500).resetSeconds).toBe(60) // 59.5 s rounded up
@@ -65,7 +65,7 @@ describe('SlidingWindowLimiter', () => {
   })
 
   test('keys are independent', () => {
-    const limiter = new SlidingWindowLimiter(2)
+    const limiter = new SlidingWindowLog(2)
     hit(limiter, 'a', T0)
     hit(limiter, 'a', T0)
     expect(hit(limiter, 'a', T0).allowed).toBe(false)
@@ -73,7 +73,7 @@ describe('SlidingWindowLimiter', () => {
   })
 
   test('100k keys touched once, two minutes later: no state left', () => {
-    const limiter = new SlidingWindowLimiter(60)
+    const limiter = new SlidingWindowLog(60)
     for (let i = 0; i < 100_000; i++) hit(limiter, `token-${i}`, T0 + (i % 1000))
     expect(limiter.size).toBe(100_000)
     limiter.peek('someone', T0 + 120_000) // any request sweeps once a window has passed
@@ -85,7 +85,7 @@ describe('SlidingWindowLimiter', () => {
     // kept array is compacted many times over.
     const limit = 300
     const windowMs = 1000
-    const limiter = new SlidingWindowLimiter(limit, windowMs)
+    const limiter = new SlidingWindowLog(limit, windowMs)
     let model: number[] = []
     const modelState = (now: number) => {
       model = model.filter((t) => t > now - windowMs)
@@ -120,7 +120,7 @@ describe('SlidingWindowLimiter', () => {
   })
 
   test('releasing a time that has already left the window changes nothing', () => {
-    const limiter = new SlidingWindowLimiter(3, 1000)
+    const limiter = new SlidingWindowLog(3, 1000)
     hit(limiter, 'k', T0)
     hit(limiter, 'k', T0 + 600)
     hit(limiter, 'k', T0 + 1100) // T0 has left the window

@@ -1,4 +1,4 @@
-import type { Caller } from '../http/gate.ts'
+import type { Caller } from '../admission/caller.ts'
 import type { TenantPool } from '../tenant/pool.ts'
 import { withTenant } from '../tenant/read.ts'
 import type { CursorCodec } from './cursor.ts'

@@ -1,4 +1,4 @@
-import type { Caller } from '../http/gate.ts'
+import type { Caller } from '../admission/caller.ts'
 import type { Logger } from '../logger.ts'
 import type { TenantPool } from '../tenant/pool.ts'
 import { compactInstant } from '../tickets/instant.ts'

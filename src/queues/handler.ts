@@ -1,5 +1,5 @@
 import { invalidParam } from '../errors/api-error.ts'
-import type { Caller } from '../http/gate.ts'
+import type { Caller } from '../admission/caller.ts'
 import type { TenantPool } from '../tenant/pool.ts'
 import { withTenant } from '../tenant/read.ts'
 import { listLocations, type LocationView } from './service.ts'

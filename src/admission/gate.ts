@@ -1,0 +1,115 @@
+import type { Clock } from '../clock.ts'
+import type { Logger } from '../logger.ts'
+import { authenticate, type LookupToken } from '../auth/authenticate.ts'
+import type { LastUsedRecorder } from '../control/last-used.ts'
+import { ApiError } from '../errors/api-error.ts'
+import type { RateLimiter, WindowState } from '../limits/rate-limiter.ts'
+import type { DemoQuota, QuotaState } from '../limits/demo-quota.ts'
+import { rateLimitHeaders } from '../limits/headers.ts'
+import type { Caller } from './caller.ts'
+import { LimitsOutage } from './limits-outage.ts'
+
+export interface GateDeps {
+  lookupToken: LookupToken
+  limiter: RateLimiter
+  quota: DemoQuota
+  clock: Clock
+  lastUsed: LastUsedRecorder
+  logger: Logger
+}
+
+export interface Admission {
+  caller: Caller
+  /** Rate-limit headers for the response, whatever its status. */
+  headers: Record<string, string>
+}
+
+export interface Gate {
+  /**
+   * Admits a request or throws the ApiError that answers it. `identified` is told the caller as
+   * soon as the token is recognised, so that even a 402 or 429 is logged with who it was.
+   */
+  admit(authorization: string | null, identified?: (caller: Caller) => void): Promise<Admission>
+  /** Whether the limits can be served right now (readiness). */
+  limitsReady(): Promise<boolean>
+}
+
+/**
+ * The checks before the query is looked at, in order (docs/api.md#order-of-checks): token (401),
+ * API feature (402), minute window (429 rate_limited), demo quota (429 demo_quota_exceeded).
+ * 401 and 402 count nowhere; a request answered 429 consumes nothing; every other request
+ * counts once in its token's window and, for a demo organisation, once in the day's quota.
+ * When the limiter or the quota cannot answer, the request is refused (503 limits_unavailable):
+ * the limits fail closed.
+ */
+export function createGate(deps: GateDeps): Gate {
+  const { lookupToken, limiter, quota, clock, lastUsed } = deps
+  const outage = new LimitsOutage(deps.logger)
+  const headersOf = (window: WindowState, day?: QuotaState) => rateLimitHeaders(window, limiter.windowSeconds, day)
+
+  async function admit(authorization: string | null, identified?: (caller: Caller) => void): Promise<Admission> {
+    const token = authenticate(authorization, lookupToken)
+    const demo = token.plan === 'demo'
+    const caller: Caller = { tokenId: token.tokenId, organisationId: token.organisationId, demo }
+    identified?.(caller)
+    lastUsed.note(token.tokenId, clock.now())
+
+    if (!token.apiEnabled) {
+      // The token is valid: its window is shown, and nothing is counted. The answer needs no
+      // limit, so it is given even while the limits cannot be read, only without the window.
+      const window = await outage.guard(() => limiter.peek(token.tokenId)).catch(() => undefined)
+      throw new ApiError(
+        'api_not_enabled',
+        'The API feature is not enabled for this organisation; an administrator can enable it.',
+        {},
+        window ? headersOf(window) : {},
+      )
+    }
+
+    const { state: window, release } = await outage.guard(() => limiter.consume(token.tokenId))
+    if (!release) {
+      const day = demo ? await outage.guard(() => quota.peek(token.organisationId)) : undefined
+      throw new ApiError(
+        'rate_limited',
+        `Rate limit of ${window.limit} requests per minute exceeded; retry after ${window.retryAfterSeconds} seconds.`,
+        { retryAfter: window.retryAfterSeconds },
+        { ...headersOf(window, day), 'Retry-After': String(window.retryAfterSeconds) },
+      )
+    }
+    if (!demo) return { caller, headers: headersOf(window) }
+
+    // The window's slot is taken before the quota is asked, so that concurrent requests of this
+    // token cannot overfill the window meanwhile; it is given back if the quota says no (or
+    // cannot answer), because a request answered 429 or 503 consumes nothing.
+    let day: QuotaState
+    try {
+      day = await outage.guard(() => quota.consume(token.organisationId))
+    } catch (error) {
+      await release().catch(() => undefined) // the engine is failing: the slot expires with its window
+      throw error
+    }
+    if (day.allowed) return { caller, headers: headersOf(window, day) }
+    const restored = await outage.guard(release)
+    throw new ApiError(
+      'demo_quota_exceeded',
+      `The demo organisation's daily quota of ${day.limit} requests is used up; it resets at ${day.resetAt}.`,
+      { limit: day.limit, resetAt: day.resetAt },
+      { ...headersOf(restored, day), 'Retry-After': String(day.resetSeconds) },
+    )
+  }
+
+  return {
+    admit,
+    async limitsReady() {
+      try {
+        await outage.guard(async () => {
+          await limiter.ping()
+          await quota.ping()
+        })
+        return true
+      } catch {
+        return false
+      }
+    },
+  }
+}

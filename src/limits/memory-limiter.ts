@@ -1,0 +1,52 @@
+import type { Clock } from '../clock.ts'
+import type { RateLimiter, WindowDecision, WindowState } from './rate-limiter.ts'
+import { SlidingWindowLog } from './sliding-window.ts'
+
+/**
+ * The embedded default: every token's window in this process's memory. One process only: a
+ * second process would keep windows of its own (see docs/operations.md#running-more-than-one-process).
+ * JavaScript runs one request's check to completion, so peek-then-record here is atomic.
+ */
+export class MemoryRateLimiter implements RateLimiter {
+  readonly windowSeconds: number
+  private readonly log: SlidingWindowLog
+  private readonly clock: Clock
+
+  constructor(options: { limit: number; windowMs?: number; clock: Clock }) {
+    const windowMs = options.windowMs ?? 60_000
+    this.log = new SlidingWindowLog(options.limit, windowMs)
+    this.windowSeconds = windowMs / 1000
+    this.clock = options.clock
+  }
+
+  async consume(key: string): Promise<WindowDecision> {
+    const now = this.clock.now()
+    const peeked = this.log.peek(key, now)
+    if (!peeked.allowed) return { state: peeked }
+    // The log describes the window after this request: "allowed" there would say whether one
+    // more fits; here it says that this one was counted.
+    const state = { ...this.log.record(key, now), allowed: true, retryAfterSeconds: 0 }
+    let released = false
+    return {
+      state,
+      release: async () => {
+        if (!released) this.log.release(key, now)
+        released = true
+        return this.log.peek(key, this.clock.now())
+      },
+    }
+  }
+
+  async peek(key: string): Promise<WindowState> {
+    return this.log.peek(key, this.clock.now())
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  /** Tokens with state; for tests. */
+  get size(): number {
+    return this.log.size
+  }
+}

@@ -1,0 +1,62 @@
+import type { Clock } from '../clock.ts'
+import { isBusyError, type ControlStore } from '../control/store.ts'
+import { quotaState, utcDay, type DemoQuota, type QuotaState } from './demo-quota.ts'
+
+/**
+ * The embedded default: counters in control.sqlite, so that they survive a restart and are
+ * shared by every process on the same data directory. A day's counters are pruned once the day
+ * is over (they can never be read again), on the first request of a later day.
+ */
+export class StoredDemoQuota implements DemoQuota {
+  private prunedBefore = ''
+
+  constructor(
+    private readonly store: ControlStore,
+    readonly limit: number,
+    private readonly clock: Clock,
+    /** How long to keep retrying while another process holds the write lock. */
+    private readonly lockWaitMs = 10_000,
+  ) {}
+
+  /**
+   * The increment is one atomic statement. When another process (the admin CLI, another server)
+   * holds the write lock, it is retried after short asynchronous waits, so that other requests
+   * go on being served meanwhile instead of the event loop blocking in SQLite's busy handler.
+   */
+  async consume(organisationId: string): Promise<QuotaState> {
+    const now = this.clock.now()
+    const day = utcDay(now)
+    const giveUpAt = Date.now() + this.lockWaitMs
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { allowed, used } = this.store.consumeDemoQuota(organisationId, day, this.limit)
+        this.pruneBefore(day)
+        return quotaState(this.limit, used, allowed, now)
+      } catch (error) {
+        if (!isBusyError(error) || Date.now() > giveUpAt) throw error
+        await Bun.sleep(Math.min(5 * 2 ** attempt, 100))
+      }
+    }
+  }
+
+  async peek(organisationId: string): Promise<QuotaState> {
+    const now = this.clock.now()
+    const used = this.store.demoQuotaUsed(organisationId, utcDay(now))
+    return quotaState(this.limit, used, used < this.limit, now)
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  private pruneBefore(day: string): void {
+    if (this.prunedBefore === day) return
+    try {
+      this.store.pruneDemoQuota(day)
+      this.prunedBefore = day
+    } catch (error) {
+      // Another process holds the lock: the old rows wait for the next request.
+      if (!isBusyError(error)) throw error
+    }
+  }
+}
