@@ -66,7 +66,7 @@ export function createApp(deps: AppDeps): App {
       return errorResponse(toApiError(error, logger, id), id)
     })
     .use(systemRoutes({ store, limitsReady: () => gate.limitsReady() }))
-    .use(webRoutes())
+    .use(webRoutes({ ratePerMinute: config.rateLimitPerMinute, demoPerDay: config.demoDailyQuota }))
     .use(
       v1Routes({
         gate,

@@ -86,7 +86,7 @@ export const DemoQuotaSchema = t.Object(
   {
     error: t.Literal('demo_quota_exceeded'),
     message: t.String(),
-    limit: t.Integer({ description: 'The daily limit.', examples: [50] }),
+    limit: t.Integer({ description: 'The daily limit of a demo organisation (DEMO_DAILY_QUOTA).' }),
     resetAt: t.String({ format: 'date-time', description: 'The next 00:00:00.000Z, when the quota resets.' }),
     requestId: t.String(),
   },

@@ -14,8 +14,10 @@ export interface ExportStreamOptions {
   stallTimeoutMs: number
   /** Bytes of CSV per chunk: large enough to amortise a chunk's cost, small enough to interleave. */
   chunkBytes?: number
-  /** Called once, when the export ends in any way, after the statement and lease are released. */
-  /** `chars` counts UTF-16 code units of CSV text (equal to bytes for ASCII data). */
+  /**
+   * Called once, when the export ends in any way, after the statement and lease are released.
+   * `chars` counts UTF-16 code units of CSV text (equal to bytes for ASCII data).
+   */
   onEnd?: (outcome: ExportOutcome, stats: { rows: number; chars: number; error?: unknown }) => void
 }
 
@@ -54,7 +56,10 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
     next = rows.next()
   } catch (error) {
     lease.release()
-    throw lease.fail(error)
+    // Our SQL is fixed, so a SQLite error here means the file cannot be served (503); anything
+    // else is a bug of ours and must show as one (500), not as the organisation's data.
+    if (error instanceof SQLiteError) throw lease.fail(error)
+    throw error
   }
 
   let rowCount = 0

@@ -42,7 +42,14 @@ const jsonError = (description: string, extraHeaders: Record<string, unknown> = 
 
 const header = (description: string, schema: Record<string, unknown>) => ({ description, schema })
 
-export function buildOpenApiDocument(): Record<string, unknown> {
+/** The limits the running server enforces, so that the document states them as configured. */
+export interface DocumentedLimits {
+  ratePerMinute: number
+  demoPerDay: number
+}
+
+export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, unknown> {
+  const { ratePerMinute, demoPerDay } = limits
   return {
     openapi: '3.1.0',
     info: {
@@ -51,14 +58,22 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       description:
         "Read-only access to one organisation's locations, queues and tickets, for data warehouses, BI tools and dashboards. " +
         'Every request carries `Authorization: Bearer <API token>`; the organisation comes from the token. ' +
-        'Rate limit: 60 requests per token in any 60-second window; demo organisations also 50 requests per UTC day.',
+        `Rate limit: ${ratePerMinute} requests per token in any 60-second window; demo organisations also ${demoPerDay} requests per UTC day. ` +
+        'To download a CSV file without writing code, use the [export page](/).',
+      // The project is not open source (package.json is private); SPDX's LicenseRef- form names such a licence.
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: '/', description: 'This server' }],
+    tags: [
+      { name: 'Queues', description: 'Locations and their queues: the ids to filter tickets by.' },
+      { name: 'Tickets', description: 'Tickets by creation time, as JSON pages or one CSV file.' },
+    ],
     security: [{ bearerAuth: [] }],
     paths: {
       '/v1/queues': {
         get: {
           operationId: 'listQueues',
+          tags: ['Queues'],
           summary: 'Every location with its queues',
           description: 'Not filtered, not paginated; takes no query parameters (any is 400). Locations and queues are ordered by name, then id.',
           responses: {
@@ -70,6 +85,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       '/v1/tickets': {
         get: {
           operationId: 'listTickets',
+          tags: ['Tickets'],
           summary: 'One page of tickets',
           description: 'Keyset pagination ordered by createdAt, then id. Pass nextCursor as cursor with the same from, to and filters until nextCursor is null.',
           parameters: [...filterParameters, ref('parameters', 'cursor'), ref('parameters', 'limit')],
@@ -82,6 +98,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       '/v1/exports/tickets.csv': {
         get: {
           operationId: 'exportTicketsCsv',
+          tags: ['Tickets'],
           summary: 'The whole range as one streamed CSV file',
           description:
             'Same filters and rules as /v1/tickets; cursor and limit are rejected (400). Streamed with chunked transfer encoding (gzip with Accept-Encoding: gzip). ' +
@@ -110,13 +127,15 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       parameters: {
         from: {
           name: 'from', in: 'query', required: true,
-          description: 'Inclusive lower bound on createdAt: an RFC 3339 date-time with Z or an offset, or a full date (midnight UTC). A date-time without an offset is rejected. At most 90 days before to.',
-          schema: { type: 'string', anyOf: [{ format: 'date-time' }, { format: 'date' }], examples: ['2026-03-01T00:00:00Z', '2026-03-01'] },
+          description:
+            'Inclusive lower bound on createdAt. Either an RFC 3339 date-time with Z or an offset (2026-03-01T00:00:00Z, 2026-03-01T01:00:00.5+01:00) ' +
+            'or a full date (2026-03-01, meaning 00:00:00.000Z). A date-time without an offset is rejected as ambiguous. At most 90 days before to.',
+          schema: { type: 'string', examples: ['2026-03-01T00:00:00Z', '2026-03-01'] },
         },
         to: {
           name: 'to', in: 'query', required: true,
-          description: 'Exclusive upper bound on createdAt, same forms as from. to - from is at most 90 × 24 hours.',
-          schema: { type: 'string', anyOf: [{ format: 'date-time' }, { format: 'date' }], examples: ['2026-03-31'] },
+          description: 'Exclusive upper bound on createdAt, in the same forms as from (2026-03-31, 2026-03-31T00:00:00Z). to - from is at most 90 × 24 hours.',
+          schema: { type: 'string', examples: ['2026-03-31', '2026-03-31T00:00:00Z'] },
         },
         queueId: {
           name: 'queueId', in: 'query', required: false, style: 'form', explode: true,
@@ -140,15 +159,15 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         },
         limit: {
           name: 'limit', in: 'query', required: false,
-          description: `Page size, decimal digits.`,
+          description: `Page size: a whole number from 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT}).`,
           schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT },
         },
       },
       headers: {
-        'X-RateLimit-Limit': header('Size of the per-token sliding window (requests per 60 s).', { type: 'integer', examples: [60] }),
+        'X-RateLimit-Limit': header(`Size of the per-token sliding window: ${ratePerMinute} requests per 60 s.`, { type: 'integer', examples: [ratePerMinute] }),
         'X-RateLimit-Remaining': header('Requests left in the window after this one.', { type: 'integer', minimum: 0 }),
         'X-RateLimit-Reset': header('Whole seconds, rounded up, until the window is fully restored; 0 when empty.', { type: 'integer', minimum: 0 }),
-        'RateLimit-Policy': header('IETF draft form of the policy: "minute";q=60;w=60, plus "day";q=50;w=86400 for demo organisations.', { type: 'string' }),
+        'RateLimit-Policy': header(`IETF draft form of the policy: "minute";q=${ratePerMinute};w=60, plus "day";q=${demoPerDay};w=86400 for demo organisations.`, { type: 'string' }),
         RateLimit: header('IETF draft form of the state: "minute";r=<remaining>;t=<reset>, plus a "day" item for demo organisations.', { type: 'string' }),
         'Retry-After': header('Whole seconds (at least 1) until a request will be accepted; for demo_quota_exceeded, until resetAt.', { type: 'integer', minimum: 1 }),
         'X-Request-Id': header('Identifies the request in the logs; also in every error body.', { type: 'string' }),
@@ -164,7 +183,11 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           oneOf: [ref('schemas', 'RateLimited'), ref('schemas', 'DemoQuotaExceeded')],
         }),
         Internal: jsonError('An unexpected error; the body says nothing internal.'),
-        DataUnavailable: jsonError("The organisation's data cannot be read right now (missing, unreadable or unknown-version tenant file).", rateLimitHeaders),
+        DataUnavailable: jsonError(
+          "data_unavailable: the organisation's data cannot be read right now (missing, unreadable or unknown-version tenant file). " +
+            'limits_unavailable: the rate limits cannot be checked right now, so nothing was served; retry after Retry-After (1 second).',
+          { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') },
+        ),
       },
       schemas: {
         Ticket: plain(TicketSchema),

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { join, dirname } from 'node:path'
-import { buildOpenApiDocument } from '../openapi/document.ts'
+import { buildOpenApiDocument, type DocumentedLimits } from '../openapi/document.ts'
 
 const WEB = import.meta.dir
 const SWAGGER_UI = dirname(Bun.resolveSync('swagger-ui-dist/package.json', import.meta.dir))
@@ -21,8 +21,8 @@ function asset(path: string, type: string): () => Response {
 }
 
 /** The pages outside /v1 (decisions.md §12): the export page, the API reference, the OpenAPI document. */
-export function webRoutes() {
-  const document = JSON.stringify(buildOpenApiDocument())
+export function webRoutes(limits: DocumentedLimits) {
+  const document = JSON.stringify(buildOpenApiDocument(limits))
   return new Elysia({ name: 'web' })
     .get('/', asset(join(WEB, 'index.html'), 'text/html; charset=utf-8'))
     .get('/assets/app.js', asset(join(WEB, 'app.js'), 'text/javascript; charset=utf-8'))

@@ -65,6 +65,45 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(document.paths['/v1/exports/tickets.csv'].get.responses['200'].headers)).toEqual(expect.arrayContaining(['Content-Disposition', 'X-Service-Demo']))
   })
 
+  test('states the limits this server was started with, not the defaults', async () => {
+    const document = (await (await server.get('/openapi.json')).json()) as Record<string, any>
+    expect(document.info.description).toContain('5 requests per token in any 60-second window')
+    expect(document.info.description).toContain('also 1 requests per UTC day')
+    expect(document.info.description).not.toMatch(/\b60 requests|\b50 requests/)
+    expect(document.components.headers['X-RateLimit-Limit'].schema.examples).toEqual([5])
+    expect(document.components.headers['RateLimit-Policy'].description).toContain('"minute";q=5;w=60')
+    expect(document.components.headers['RateLimit-Policy'].description).toContain('"day";q=1;w=86400')
+  })
+
+  test('reads well in /docs: named tags, visible bounds, one string type for from/to, a license, a link to the export page', async () => {
+    const document = (await (await server.get('/openapi.json')).json()) as Record<string, any>
+    const tagNames = document.tags.map((tag: { name: string }) => tag.name)
+    for (const path of Object.keys(document.paths)) {
+      const tags = document.paths[path].get.tags as string[]
+      expect(tags.length).toBeGreaterThan(0)
+      for (const tag of tags) expect(tagNames).toContain(tag)
+    }
+    const params = document.components.parameters
+    expect(params.limit.description).toContain('1 to 500')
+    for (const bound of ['from', 'to']) {
+      expect(params[bound].schema).toEqual({ type: 'string', examples: expect.any(Array) })
+      expect(params[bound].description).toMatch(/2026-03-\d\dT00:00:00Z/)
+    }
+    expect(document.info.license.name).toBeString()
+    expect(document.info.description).toContain('](/)')
+  })
+
+  test('an independent linter (Redocly CLI, recommended rules) reports no error and no warning', async () => {
+    const file = `${server.dataDir}/openapi.json`
+    await Bun.write(file, await (await server.get('/openapi.json')).text())
+    const cli = Bun.spawnSync(['node', require.resolve('@redocly/cli/bin/cli.js'), 'lint', '--format=json', file], {
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    })
+    const report = JSON.parse(cli.stdout.toString()) as { totals: { errors: number; warnings: number }; problems: { message: string }[] }
+    expect(report.problems.map((problem) => problem.message)).toEqual([])
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 })
+  })
+
   test('real responses match the documented schemas', async () => {
     server.clock.advance(60_000)
     expect(Value.Check(QueuesResponseSchema, await (await server.get('/v1/queues', token)).json())).toBe(true)
