@@ -7,6 +7,8 @@ import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { memoryLogger } from '../../src/logger.ts'
 import { tempDataDir, openTenant } from '../support/harness.ts'
 import { writeStructure } from '../support/fixtures.ts'
+import { parseTicketQuery } from '../../src/tickets/query.ts'
+import { createCsvExportStream } from '../../src/export/csv-stream.ts'
 
 const openFds = () => readdirSync('/proc/self/fd').length
 
@@ -130,5 +132,27 @@ describe('TenantPool', () => {
     for (const id of ['../control', 'a/b', 'org.sqlite', '', 'x'.repeat(65)]) {
       expect(() => ctx.pool.acquire(id)).toThrow(TenantUnavailableError)
     }
+  })
+})
+
+describe('an export that fails before its first byte', () => {
+  test('a bug of ours stays a bug (rethrown as it is, the file not marked broken); the lease is released', () => {
+    const ctx = setup(1, 4)
+    cleanup = ctx.cleanup
+    const id = ctx.ids[0]!
+    const query = parseTicketQuery(new URLSearchParams('from=2026-03-01&to=2026-03-02&queueId=q'), 'export')
+    // A value bun:sqlite cannot bind: what a programming error upstream of the statement looks like.
+    const broken = { ...query, queueIds: [Symbol('not bindable') as unknown as string] }
+    const lease = ctx.pool.acquireOwn(id)
+    let thrown: unknown
+    try {
+      createCsvExportStream({ lease, query: broken, demo: false, stallTimeoutMs: 60_000 })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(Error)
+    expect(thrown).not.toBeInstanceOf(TenantUnavailableError)
+    expect(ctx.pool.stats().leased).toBe(0)
+    expect(ctx.logger.lines.filter((line) => line.includes('tenant_unavailable'))).toEqual([])
   })
 })
