@@ -1,0 +1,196 @@
+import type { QueuesResponse, Ticket, TicketPage } from '../contract/schemas.ts'
+import type { TicketStatus } from '../contract/vocabulary.ts'
+import { UnexpectedResponseError } from './errors.ts'
+import { sendWithRetries, WaitBudget, type FetchLike, type RetryEvent, type RetryPolicy } from './retry.ts'
+import { splitIntoWindows, toInstant, type Window } from './windows.ts'
+import { concatenateCsvWindows, exportFileName } from './csv-windows.ts'
+
+export interface ClientOptions {
+  /** Where the API is served, e.g. `https://analytics.example.com` (paths start with /v1). */
+  baseUrl: string
+  /** An API token (`svc_…`). It is sent in the Authorization header only. */
+  token: string
+  /** @default globalThis.fetch */
+  fetch?: FetchLike
+  /**
+   * Seconds one call (an iteration, an export) may spend waiting for the minute window to let
+   * it through; past that the 429 is thrown as RateLimitedError.
+   * @default 300
+   */
+  maxRetryWaitSeconds?: number
+  /**
+   * Tries of one request when the answer is a 5xx or no answer at all (the first included).
+   * @default 4
+   */
+  maxAttempts?: number
+  /** Told before every wait: the minute window, a 5xx answer, or a failed connection. */
+  onRetry?: (event: RetryEvent) => void
+  /** How the client waits; a test may pass one that moves a fake clock. @default setTimeout */
+  sleep?: (ms: number) => Promise<void>
+  /** Source of the backoff's jitter, in [0, 1). @default Math.random */
+  random?: () => number
+}
+
+/** The query of both ticket operations; a range longer than 90 days is split by the client. */
+export interface TicketQuery {
+  /** Inclusive start of creation time: a Date, epoch ms, `2026-03-01` or an RFC 3339 date-time with Z or an offset. */
+  from: Date | number | string
+  /** Exclusive end of creation time, in the same forms. */
+  to: Date | number | string
+  queueId?: string | readonly string[]
+  locationId?: string | readonly string[]
+  status?: TicketStatus | readonly TicketStatus[]
+  /** Page size, 1 to 500 (`pages` and `tickets` only). @default 100 on the server */
+  limit?: number
+}
+
+export interface PageOfTickets extends TicketPage {
+  /** The range of the window this page belongs to (the query's range split into ≤ 90 days). */
+  window: { from: string; to: string }
+  /** `X-Changes-Token` of this response: the position to pass as `changedAfter` next run. Null when the server keeps no change log. */
+  changesToken: string | null
+}
+
+export interface CsvExport {
+  /** The CSV bytes of the whole range: one header row, then the rows of every window in order. */
+  stream: ReadableStream<Uint8Array>
+  /** The file name the server gives (`tickets_…csv`, `demo-tickets_…csv` for a demo organisation). */
+  fileName: string
+  /** `X-Changes-Token` of the first window's response, or null. */
+  changesToken: string | null
+  demo: boolean
+}
+
+/** The rows changed after a token, and the token to store for next time. */
+export interface ChangeSet {
+  /** Every ticket of the range inserted or changed after the token, window by window. */
+  tickets: AsyncIterable<Ticket>
+  /** The token to pass next run: known once the first page has been read (null before). */
+  readonly nextToken: string | null
+}
+
+/**
+ * A client of the queue analytics API (docs/loading.md): pages followed to the end, ranges
+ * longer than 90 days split into windows, the minute window waited for, 5xx and dropped
+ * connections retried, every error answer a typed error. Depends on nothing but `fetch`.
+ */
+export class Client {
+  private readonly baseUrl: string
+  private readonly authorization: string
+  private readonly policy: RetryPolicy
+
+  constructor(options: ClientOptions) {
+    if (!/^https?:\/\//i.test(options.baseUrl)) throw new TypeError(`baseUrl must be an http(s) URL; got ${options.baseUrl}`)
+    if (!options.token) throw new TypeError('token is required')
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '')
+    this.authorization = `Bearer ${options.token}`
+    this.policy = {
+      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+      random: options.random ?? Math.random,
+      maxAttempts: options.maxAttempts ?? 4,
+      maxRetryWaitSeconds: options.maxRetryWaitSeconds ?? 300,
+      onRetry: options.onRetry,
+    }
+  }
+
+  /** Every location with its queues. */
+  async queues(): Promise<QueuesResponse> {
+    const response = await this.get('/v1/queues', new URLSearchParams(), new WaitBudget())
+    return (await response.json()) as QueuesResponse
+  }
+
+  /** Every page of the range, window after window, each page's cursor followed to the end. */
+  pages(query: TicketQuery): AsyncGenerator<PageOfTickets> {
+    return this.walk(query, null, new WaitBudget())
+  }
+
+  /** Every ticket of the range, in (createdAt, id) order within each window, windows in order. */
+  async *tickets(query: TicketQuery): AsyncGenerator<Ticket> {
+    for await (const page of this.pages(query)) yield* page.items
+  }
+
+  /** The tickets of the range inserted or changed after `token` (an `X-Changes-Token` kept from an earlier response). */
+  changes(query: TicketQuery, token: string): ChangeSet {
+    if (!token) throw new TypeError('changes() needs a token from an earlier response (X-Changes-Token)')
+    let nextToken: string | null = null
+    const pages = this.walk(query, token, new WaitBudget())
+    return {
+      get nextToken() {
+        return nextToken
+      },
+      tickets: (async function* () {
+        for await (const page of pages) {
+          // The first response's token: the run's earliest snapshot, so a change made while the
+          // run goes on comes again next time rather than never.
+          nextToken ??= page.changesToken
+          yield* page.items
+        }
+      })(),
+    }
+  }
+
+  /**
+   * The CSV export of the range: the first window is asked for before this resolves (so a bad
+   * query or token throws here), later windows as the stream is read.
+   */
+  async exportCsv(query: TicketQuery): Promise<CsvExport> {
+    const budget = new WaitBudget()
+    const windows = this.windowsOf(query)
+    const params = (window: Window) => this.params(query, window, null, false)
+    const first = await this.get('/v1/exports/tickets.csv', params(windows[0]!), budget)
+    const disposition = /filename="([^"]+)"/.exec(first.headers.get('content-disposition') ?? '')
+    if (!first.body || !disposition) throw new UnexpectedResponseError('the CSV export answered without a body or a file name', first.status)
+    const demo = first.headers.get('x-service-demo') === '1'
+    const rest = windows.slice(1).map((window) => () => this.get('/v1/exports/tickets.csv', params(window), budget).then((r) => r.body!))
+    const range = { fromMs: windows[0]!.fromMs, toMs: windows[windows.length - 1]!.toMs }
+    return {
+      stream: concatenateCsvWindows(first.body, rest),
+      fileName: windows.length === 1 ? disposition[1]! : exportFileName(range, demo),
+      changesToken: first.headers.get('x-changes-token'),
+      demo,
+    }
+  }
+
+  private async *walk(query: TicketQuery, changedAfter: string | null, budget: WaitBudget): AsyncGenerator<PageOfTickets> {
+    for (const window of this.windowsOf(query)) {
+      const base = this.params(query, window, changedAfter, true)
+      let cursor: string | null = null
+      do {
+        const params = new URLSearchParams(base)
+        if (cursor !== null) params.set('cursor', cursor)
+        const response = await this.get('/v1/tickets', params, budget)
+        const page = (await response.json()) as TicketPage
+        yield {
+          ...page,
+          window: { from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString() },
+          changesToken: response.headers.get('x-changes-token'),
+        }
+        cursor = page.nextCursor
+      } while (cursor !== null)
+    }
+  }
+
+  private windowsOf(query: TicketQuery): Window[] {
+    const fromMs = toInstant(query.from, 'from')
+    const toMs = toInstant(query.to, 'to')
+    if (fromMs >= toMs) throw new RangeError("'to' must be later than 'from' ('to' is exclusive)")
+    return splitIntoWindows(fromMs, toMs)
+  }
+
+  private params(query: TicketQuery, window: Window, changedAfter: string | null, page: boolean): URLSearchParams {
+    const params = new URLSearchParams({ from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString() })
+    for (const [name, values] of [['queueId', query.queueId], ['locationId', query.locationId], ['status', query.status]] as const) {
+      for (const value of values === undefined ? [] : typeof values === 'string' ? [values] : values) params.append(name, value)
+    }
+    if (page && query.limit !== undefined) params.set('limit', String(query.limit))
+    if (changedAfter !== null) params.set('changedAfter', changedAfter)
+    return params
+  }
+
+  private get(path: string, params: URLSearchParams, budget: WaitBudget): Promise<Response> {
+    const query = params.toString()
+    const url = `${this.baseUrl}${path}${query ? `?${query}` : ''}`
+    return sendWithRetries(url, { headers: { Authorization: this.authorization, Accept: path.endsWith('.csv') ? 'text/csv' : 'application/json' } }, this.policy, budget)
+  }
+}

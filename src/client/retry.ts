@@ -1,0 +1,78 @@
+import { NetworkError, RateLimitedError, errorFromResponse } from './errors.ts'
+
+export interface RetryEvent {
+  /** Why the client is waiting: the minute window, a 5xx answer, or no answer at all. */
+  reason: 'rate_limited' | 'server_error' | 'network_error'
+  /** 1 for the first retry of this request. */
+  attempt: number
+  waitSeconds: number
+  /** The path asked for (no query string: it may hold a changes token). */
+  path: string
+  status?: number
+}
+
+/** The part of `fetch` the client uses (any fetch-compatible function will do). */
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>
+
+export interface RetryPolicy {
+  fetch: FetchLike
+  sleep: (ms: number) => Promise<void>
+  random: () => number
+  /** Attempts of one request when the answer is a 5xx or no answer (the first included). */
+  maxAttempts: number
+  /** Seconds one call (a whole iteration or export) may spend waiting for rate-limit windows. */
+  maxRetryWaitSeconds: number
+  onRetry?: (event: RetryEvent) => void
+}
+
+/** The waiting one call has done so far; shared by every request of that call. */
+export class WaitBudget {
+  waitedSeconds = 0
+}
+
+/**
+ * Sends one GET and returns the 2xx response. 429 rate_limited waits `Retry-After` (within the
+ * call's budget); 429 demo_quota_exceeded is thrown at once (it lasts until midnight UTC); a
+ * 5xx answer or a failed connection is retried with jittered exponential backoff, at most
+ * `maxAttempts` tries; every other error answer is thrown as its typed error.
+ */
+export async function sendWithRetries(url: string, init: RequestInit, policy: RetryPolicy, budget: WaitBudget): Promise<Response> {
+  const path = new URL(url).pathname
+  let failures = 0
+  let windowWaits = 0
+  for (;;) {
+    let response: Response
+    try {
+      response = await policy.fetch(url, init)
+    } catch (cause) {
+      if (++failures >= policy.maxAttempts) throw new NetworkError(`no answer from ${path} after ${failures} attempts: ${String(cause)}`, cause)
+      await wait(policy, { reason: 'network_error', attempt: failures, waitSeconds: backoff(policy, failures), path })
+      continue
+    }
+    if (response.ok) return response
+
+    const error = await errorFromResponse(response)
+    // Only the minute window is waited for: demo_quota_exceeded (also a 429) lasts until
+    // midnight UTC and is thrown below with every other answer under 500.
+    if (error instanceof RateLimitedError) {
+      const waitSeconds = Number(response.headers.get('retry-after')) || error.retryAfterSeconds
+      if (budget.waitedSeconds + waitSeconds > policy.maxRetryWaitSeconds) throw error
+      budget.waitedSeconds += waitSeconds
+      await wait(policy, { reason: 'rate_limited', attempt: ++windowWaits, waitSeconds, path, status: 429 })
+      continue
+    }
+    if (response.status < 500 || ++failures >= policy.maxAttempts) throw error
+    await wait(policy, { reason: 'server_error', attempt: failures, waitSeconds: backoff(policy, failures), path, status: response.status })
+  }
+}
+
+/** 0.5 s doubling per attempt, capped at 8 s, each drawn between half and all of it (jitter). */
+function backoff(policy: RetryPolicy, attempt: number): number {
+  const ceiling = Math.min(8, 0.5 * 2 ** (attempt - 1))
+  return ceiling * (0.5 + policy.random() * 0.5)
+}
+
+async function wait(policy: RetryPolicy, event: RetryEvent): Promise<void> {
+  policy.onRetry?.(event)
+  await policy.sleep(event.waitSeconds * 1000)
+}

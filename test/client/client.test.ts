@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { Client, DemoQuotaExceededError, InvalidRequestError, RateLimitedError, UnauthorizedError, ApiNotEnabledError, DataUnavailableError, NetworkError, type RetryEvent, type Ticket } from '../../src/client/index.ts'
+import { TICKET_FIELDS } from '../../src/contract/vocabulary.ts'
+import { startServer, openTenant, type TestServer } from '../support/harness.ts'
+import { writeStructure, writeBulkTickets, writeTickets, parseCsv } from '../support/fixtures.ts'
+import { startFlakyProxy } from '../support/flaky-proxy.ts'
+import { tenantFilePath } from '../../src/tenant/paths.ts'
+import { renameSync } from 'node:fs'
+
+const DAY = 86_400_000
+const FROM = Date.parse('2025-01-01T00:00:00.000Z')
+const TO = FROM + 400 * DAY
+/** The instants where a 400-day range is cut into 90-day windows: tickets sit exactly on them. */
+const SEAMS = [1, 2, 3, 4].map((i) => FROM + i * 90 * DAY)
+
+let server: TestServer
+let token: string
+let orgId: string
+
+/** The tenant's rows of [from, to), read straight from its file: what a client walk must return. */
+function rowsInFile(from: number, to: number): Ticket[] {
+  const db = new Database(tenantFilePath(server.dataDir, orgId), { readonly: true })
+  try {
+    return db
+      .query(
+        `SELECT id, number, queue_id AS queueId, location_id AS locationId, status, created_at AS createdAt, called_at AS calledAt,
+                completed_at AS completedAt, cancelled_at AS cancelledAt, skipped_at AS skippedAt, no_show_at AS noShowAt,
+                called_by_device_session_id AS calledByDeviceSessionId
+           FROM tickets WHERE created_at >= ? AND created_at < ? ORDER BY created_at, id`,
+      )
+      .all(new Date(from).toISOString(), new Date(to).toISOString()) as Ticket[]
+  } finally {
+    db.close()
+  }
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = []
+  for await (const item of items) out.push(item)
+  return out
+}
+
+beforeAll(async () => {
+  server = await startServer({ rateLimitPerMinute: 100_000 })
+  const created = server.organisation()
+  token = created.token
+  orgId = created.org.id
+  const db = openTenant(server.dataDir, orgId)
+  writeStructure(db)
+  // 410 days, one ticket every 3 hours, plus tickets exactly on each window seam and 1 ms before it.
+  writeBulkTickets(db, { count: 410 * 8, start: new Date(FROM - 5 * DAY).toISOString(), everySeconds: 3 * 3600 + 7 })
+  writeTickets(db, SEAMS.flatMap((seam, i) => [
+    { id: `seam-${i}-at`, number: 1, queueId: 'q_zh', locationId: 'loc_b', status: 'WAITING', createdAt: new Date(seam).toISOString() },
+    { id: `seam-${i}-before`, number: 2, queueId: 'q_zh', locationId: 'loc_b', status: 'WAITING', createdAt: new Date(seam - 1).toISOString() },
+  ]))
+  db.close()
+})
+afterAll(() => server.close())
+
+describe('Client: reading', () => {
+  test('queues() returns the locations with their queues', async () => {
+    const client = new Client({ baseUrl: server.base, token })
+    const { locations } = await client.queues()
+    expect(locations.map((l) => l.id)).toEqual(['loc_a', 'loc_a2', 'loc_b', 'loc_empty'])
+  })
+
+  test('tickets() follows every cursor: the same rows as the file, in order', async () => {
+    const client = new Client({ baseUrl: server.base, token })
+    const from = FROM + 10 * DAY
+    const to = from + 20 * DAY
+    const rows = await collect(client.tickets({ from: new Date(from), to: new Date(to).toISOString(), limit: 7 }))
+    expect(rows.length).toBeGreaterThan(100)
+    expect(rows).toEqual(rowsInFile(from, to))
+    for (const row of rows) expect(Object.keys(row)).toEqual([...TICKET_FIELDS])
+  })
+
+  test('a 400-day range is split into 90-day windows: no gap, no duplicate at the seams', async () => {
+    const client = new Client({ baseUrl: server.base, token })
+    const windows = new Set<string>()
+    const rows: Ticket[] = []
+    for await (const page of client.pages({ from: FROM, to: TO, limit: 500 })) {
+      windows.add(`${page.window.from}/${page.window.to}`)
+      rows.push(...page.items)
+    }
+    expect([...windows]).toHaveLength(5)
+    expect(rows).toEqual(rowsInFile(FROM, TO))
+    expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length)
+    for (let i = 0; i < SEAMS.length; i++) {
+      expect(rows.filter((r) => r.id === `seam-${i}-at` || r.id === `seam-${i}-before`)).toHaveLength(2)
+    }
+  })
+
+  test('filters are sent as repeated parameters', async () => {
+    const client = new Client({ baseUrl: server.base, token })
+    const rows = await collect(client.tickets({ from: FROM, to: TO, queueId: ['q_zh'], status: 'WAITING' }))
+    expect(rows.map((r) => r.id).sort()).toEqual(SEAMS.flatMap((_, i) => [`seam-${i}-at`, `seam-${i}-before`]).sort())
+  })
+
+  test('exportCsv() over 400 days: one header row, the same rows as the pages, the range in the file name', async () => {
+    const client = new Client({ baseUrl: server.base, token })
+    const csv = await client.exportCsv({ from: FROM, to: TO })
+    expect(csv.fileName).toBe('tickets_20250101T000000Z_20260205T000000Z.csv')
+    expect(csv.demo).toBe(false)
+    const text = await new Response(csv.stream).text()
+    expect(text.split('\r\n').filter((line) => line.startsWith('id,number,'))).toHaveLength(1)
+    const parsed = await parseCsv(text)
+    expect(parsed.map((row) => row.id)).toEqual(rowsInFile(FROM, TO).map((row) => row.id))
+  })
+
+  test('exportCsv() of one window keeps the server\'s file name', async () => {
+    const client = new Client({ baseUrl: server.base, token })
+    const csv = await client.exportCsv({ from: '2025-02-01', to: '2025-02-02T00:00:00Z' })
+    expect(csv.fileName).toBe('tickets_20250201T000000Z_20250202T000000Z.csv')
+    expect((await parseCsv(await new Response(csv.stream).text())).length).toBe(rowsInFile(Date.parse('2025-02-01'), Date.parse('2025-02-02')).length)
+  })
+})
+
+describe('Client: errors and retries', () => {
+  test('a bad range is refused before any request; a 400 is thrown as InvalidRequestError with its param, never retried', async () => {
+    const proxy = await startFlakyProxy({ host: '127.0.0.1', port: Number(new URL(server.base).port) })
+    try {
+      const client = new Client({ baseUrl: proxy.base, token, sleep: async () => {} })
+      expect(() => client.pages({ from: '2025-03-01T00:00:00', to: '2025-03-02' }).next()).toThrow(RangeError)
+      const error = await collect(client.tickets({ from: FROM, to: FROM + DAY, limit: 501 })).catch((e) => e)
+      expect(error).toBeInstanceOf(InvalidRequestError)
+      expect(error).toMatchObject({ status: 400, code: 'invalid_request', param: 'limit' })
+      expect(error.requestId).toBeString()
+      expect(proxy.state.forwarded).toBe(1)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  test('401 and 402 are thrown at once, typed', async () => {
+    const sleeps: number[] = []
+    const unknown = new Client({ baseUrl: server.base, token: `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`, sleep: async (ms) => void sleeps.push(ms) })
+    expect(await unknown.queues().catch((e) => e)).toBeInstanceOf(UnauthorizedError)
+    const disabled = new Client({ baseUrl: server.base, token: server.organisation({ apiEnabled: false }).token, sleep: async (ms) => void sleeps.push(ms) })
+    expect(await disabled.queues().catch((e) => e)).toBeInstanceOf(ApiNotEnabledError)
+    expect(sleeps).toEqual([])
+  })
+
+  test('dropped connections are retried with backoff, then succeed; too many give a NetworkError', async () => {
+    const proxy = await startFlakyProxy({ host: '127.0.0.1', port: Number(new URL(server.base).port) })
+    try {
+      const events: RetryEvent[] = []
+      const client = new Client({ baseUrl: proxy.base, token, sleep: async () => {}, onRetry: (e) => events.push(e), maxAttempts: 3 })
+      proxy.dropNext(2)
+      expect((await client.queues()).locations.length).toBe(4)
+      expect(events.map((e) => e.reason)).toEqual(['network_error', 'network_error'])
+      expect(events[1]!.waitSeconds).toBeGreaterThan(events[0]!.waitSeconds * 0.99 / 2) // doubling, with jitter
+      proxy.dropNext(3)
+      expect(await client.queues().catch((e) => e)).toBeInstanceOf(NetworkError)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  test('a 5xx is retried and succeeds when the server recovers', async () => {
+    const broken = server.organisation()
+    const file = tenantFilePath(server.dataDir, broken.org.id)
+    renameSync(file, `${file}.away`) // the tenant file is missing: 503 data_unavailable
+    const events: RetryEvent[] = []
+    const client = new Client({
+      baseUrl: server.base,
+      token: broken.token,
+      onRetry: (e) => events.push(e),
+      sleep: async () => {
+        renameSync(`${file}.away`, file) // the operator restores the file while the client waits
+      },
+    })
+    expect((await client.queues()).locations).toEqual([])
+    expect(events).toMatchObject([{ reason: 'server_error', status: 503, attempt: 1, path: '/v1/queues' }])
+    renameSync(file, `${file}.away`)
+    const giveUp = new Client({ baseUrl: server.base, token: broken.token, sleep: async () => {}, maxAttempts: 2 })
+    expect(await giveUp.queues().catch((e) => e)).toBeInstanceOf(DataUnavailableError)
+    renameSync(`${file}.away`, file)
+  })
+})
+
+describe('Client: limits', () => {
+  let limited: TestServer
+  let paid: string
+  let demo: string
+  beforeAll(async () => {
+    limited = await startServer({ rateLimitPerMinute: 3, demoDailyQuota: 2 })
+    paid = limited.seeded().token
+    demo = limited.seeded({ plan: 'demo' }).token
+  })
+  afterAll(() => limited.close())
+
+  test('rate_limited: waits Retry-After (a fake clock here) and goes on to the end', async () => {
+    const events: RetryEvent[] = []
+    const client = new Client({ baseUrl: limited.base, token: paid, onRetry: (e) => events.push(e), sleep: async (ms) => limited.clock.advance(ms) })
+    const rows = await collect(client.tickets({ from: '2026-03-01', to: '2026-03-05', limit: 1 }))
+    expect(rows.map((r) => r.id)).toEqual(['t-001', 't-002', 't-003', 't-004', 't-005', 't-006'])
+    expect(events.length).toBeGreaterThan(0)
+    for (const event of events) expect(event).toMatchObject({ reason: 'rate_limited', status: 429, path: '/v1/tickets' })
+    expect(events[0]!.waitSeconds).toBeGreaterThanOrEqual(1)
+  })
+
+  test('rate_limited past maxRetryWaitSeconds: RateLimitedError with retryAfterSeconds', async () => {
+    limited.clock.advance(120_000)
+    const client = new Client({ baseUrl: limited.base, token: paid, maxRetryWaitSeconds: 5, sleep: async (ms) => limited.clock.advance(ms) })
+    const error = await collect(client.tickets({ from: '2026-03-01', to: '2026-03-05', limit: 1 })).catch((e) => e)
+    expect(error).toBeInstanceOf(RateLimitedError)
+    expect(error.retryAfterSeconds).toBeGreaterThan(5)
+  })
+
+  test('demo_quota_exceeded is thrown at once with resetAt, never slept through', async () => {
+    limited.clock.advance(120_000)
+    const sleeps: number[] = []
+    const client = new Client({ baseUrl: limited.base, token: demo, sleep: async (ms) => void sleeps.push(ms) })
+    await client.queues()
+    await client.queues()
+    const error = await client.queues().catch((e) => e)
+    expect(error).toBeInstanceOf(DemoQuotaExceededError)
+    expect(error.limit).toBe(2)
+    expect(error.resetAt).toBe('2026-03-11T00:00:00.000Z')
+    expect(sleeps).toEqual([])
+    const csv = await new Client({ baseUrl: limited.base, token: demo }).exportCsv({ from: '2026-03-01', to: '2026-03-05' }).catch((e) => e)
+    expect(csv).toBeInstanceOf(DemoQuotaExceededError)
+  })
+})

@@ -1,0 +1,47 @@
+import { connect, createServer, type Server, type Socket } from 'node:net'
+
+/**
+ * A TCP proxy in front of a real server, on a free port, that can misbehave on purpose: it drops
+ * the next `dropNext` connections at once (the client sees a dropped connection, not an HTTP
+ * answer), and counts the connections it forwarded. Everything else is passed through byte for byte.
+ */
+export async function startFlakyProxy(target: { host: string; port: number }) {
+  const state = { dropNext: 0, dropped: 0, forwarded: 0 }
+  const sockets = new Set<Socket>()
+  const server: Server = createServer((client) => {
+    sockets.add(client)
+    client.on('close', () => sockets.delete(client))
+    if (state.dropNext > 0) {
+      state.dropNext--
+      state.dropped++
+      client.destroy()
+      return
+    }
+    state.forwarded++
+    const upstream = connect(target.port, target.host)
+    sockets.add(upstream)
+    upstream.on('close', () => sockets.delete(upstream))
+    client.pipe(upstream).pipe(client)
+    const close = () => {
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on('error', close)
+    upstream.on('error', close)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as { port: number }).port
+  return {
+    base: `http://127.0.0.1:${port}`,
+    state,
+    /** Drops the next `count` connections; open keep-alive connections are closed first, so the next request must connect. */
+    dropNext(count: number) {
+      for (const socket of sockets) socket.destroy()
+      state.dropNext = count
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
