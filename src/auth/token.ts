@@ -1,5 +1,5 @@
 /**
- * API token format (decisions.md §4): `svc_` + 32 random base62 characters (≥ 190 bits from a
+ * API token format (docs/api.md#token-format): `svc_` + 32 random base62 characters (≥ 190 bits from a
  * CSPRNG) + 6 base62 characters holding the CRC32 of everything before them. The checksum lets
  * a mistyped or truncated token be refused without a database look-up, as GitHub's tokens do.
  */

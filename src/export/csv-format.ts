@@ -2,7 +2,7 @@ import { TICKET_FIELDS } from '../contract/vocabulary.ts'
 import type { Ticket } from '../contract/schemas.ts'
 
 /**
- * CSV of ticket rows (decisions.md §10, RFC 4180): comma separator, CRLF line ends, a field
+ * CSV of ticket rows (docs/api.md#csv-export, RFC 4180): comma separator, CRLF line ends, a field
  * quoted only when it holds a comma, quote, CR or LF (quotes doubled), null as an empty field,
  * no byte-order mark. Written by hand for these 12 known columns: see docs/performance.md for
  * the measurement against fast-csv's formatter.

@@ -38,7 +38,7 @@ interface DirectController {
  * statement and reading the first row), so the caller can still answer with a JSON error. After
  * that, rows are formatted about `chunkBytes` at a time and written straight to the response:
  * a Bun "direct" stream, with no queue between the formatter and the socket (measured faster
- * than a pull-based stream; see the README). Memory stays flat whatever the row count: a write
+ * than a pull-based stream; see docs/architecture.md#direct-stream-and-backpressure). Memory stays flat whatever the row count: a write
  * the socket cannot take yet returns a promise, and the loop waits for it, so a slow reader
  * slows the query instead of filling memory. Every ending (complete, cancel, stall, failure)
  * finalises the statement and releases the lease exactly once. A failure after the first byte

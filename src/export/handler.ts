@@ -15,7 +15,7 @@ export interface ExportDeps {
   onEnd?: (outcome: ExportOutcome) => void
 }
 
-/** `tickets_<from>_<to>.csv`, demo organisations' prefixed with `demo-` (decisions.md §10). */
+/** `tickets_<from>_<to>.csv`, demo organisations' prefixed with `demo-` (docs/api.md#csv-export). */
 export function exportFileName(query: TicketQuery, demo: boolean): string {
   return `${demo ? 'demo-' : ''}tickets_${compactInstant(query.fromMs)}_${compactInstant(query.toMs)}.csv`
 }

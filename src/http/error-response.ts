@@ -25,7 +25,7 @@ export function notFound(): ApiError {
   return new ApiError('not_found', 'No such resource; the API serves GET /v1/queues, /v1/tickets and /v1/exports/tickets.csv.')
 }
 
-/** The one error response shape of decisions.md §9. */
+/** The one error response shape (docs/api.md#errors). */
 export function errorResponse(error: ApiError, requestId: string): Response {
   return new Response(errorBody(error, requestId), {
     status: error.status,

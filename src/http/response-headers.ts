@@ -1,5 +1,5 @@
 /**
- * Headers every response gets (decisions.md §12, §13): the request id, nosniff, no-store on
+ * Headers every response gets (docs/api.md#browser-use-and-cors, docs/api.md#response-headers): the request id, nosniff, no-store on
  * data and errors (they are private to one organisation), and CORS: bearer tokens are not
  * ambient credentials, so any origin may call, and the headers a client needs are exposed.
  */

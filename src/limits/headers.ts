@@ -2,7 +2,7 @@ import type { WindowState } from './rate-limiter.ts'
 import type { QuotaState } from './demo-quota.ts'
 
 /**
- * Rate-limit response headers (decisions.md §6). The `X-RateLimit-*` fields always describe the
+ * Rate-limit response headers (docs/api.md#rate-limit-headers). The `X-RateLimit-*` fields always describe the
  * minute window; the IETF draft fields (draft-ietf-httpapi-ratelimit-headers) repeat it and, for
  * a demo organisation, add the day's quota.
  */

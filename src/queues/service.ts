@@ -30,7 +30,7 @@ const QUEUES_SQL = builder
   .toSQL().sql
 
 /**
- * Every location of the organisation with its queues (decisions.md §11): locations by name
+ * Every location of the organisation with its queues (docs/api.md#locations-and-queues): locations by name
  * then id, each location's queues by name then id, every queue whatever its status.
  */
 export function listLocations(lease: TenantLease): LocationView[] {

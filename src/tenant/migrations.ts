@@ -1,13 +1,13 @@
 import type { Migration } from '../db/migrator.ts'
 
 /**
- * Tenant-file migrations. Version 1 is the contract schema of decisions.md §1, as the
+ * Tenant-file migrations. Version 1 is the contract schema of docs/operations.md#tenant-schema, as the
  * administration application writes it. Later versions only add what the API needs to read
  * fast (indexes); they never change a table or column of the contract.
  */
 export const TENANT_MIGRATIONS: readonly Migration[] = [
   {
-    description: 'contract schema (decisions.md §1)',
+    description: 'contract schema (docs/operations.md#tenant-schema)',
     sql: `
       CREATE TABLE locations (
         id   TEXT PRIMARY KEY,

@@ -3,7 +3,7 @@ import { TICKET_STATUSES } from '../contract/vocabulary.ts'
 
 /**
  * Drizzle schema of a tenant file `DATA_DIR/orgs/<organisationId>.sqlite`, exactly the contract
- * of decisions.md §1 (written by the administration application; read-only for the API).
+ * of docs/operations.md#tenant-schema (written by the administration application; read-only for the API).
  */
 
 export const locations = sqliteTable('locations', {

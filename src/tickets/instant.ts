@@ -1,5 +1,5 @@
 /**
- * Parses the `from`/`to` query values of decisions.md §7 into epoch milliseconds:
+ * Parses the `from`/`to` query values (docs/api.md#from-and-to) into epoch milliseconds:
  * an RFC 3339 date-time with `Z` or an offset, or a full date (midnight UTC). A date-time without
  * an offset is ambiguous and refused; `T`/`Z` may be lower case; a space stands for the offset's
  * `+` (a `+` in a query string decodes to a space); fractions finer than a millisecond round up.

@@ -6,7 +6,7 @@ import {
 import { canonicalInstant, parseInstant } from './instant.ts'
 
 /**
- * The query of GET /v1/tickets and GET /v1/exports/tickets.csv (decisions.md §7), parsed from
+ * The query of GET /v1/tickets and GET /v1/exports/tickets.csv (docs/api.md#query-parameters), parsed from
  * the raw URLSearchParams rather than by the framework: Elysia's coercion splits values on
  * commas, keeps the last of a repeated scalar and drops unknown keys, and the contract forbids
  * all three. Pure: no HTTP, no database; every failure is a 400 that names the parameter.

@@ -20,7 +20,7 @@ function asset(path: string, type: string): () => Response {
     })
 }
 
-/** The pages outside /v1 (decisions.md §12): the export page, the API reference, the OpenAPI document. */
+/** The pages outside /v1 (docs/api.md#pages-outside-v1): the export page, the API reference, the OpenAPI document. */
 export function webRoutes(limits: DocumentedLimits) {
   const document = JSON.stringify(buildOpenApiDocument(limits))
   return new Elysia({ name: 'web' })

@@ -7,7 +7,7 @@ import { startServer, type TestServer } from '../support/harness.ts'
 import { RawHttpClient, eventually } from '../support/raw-http.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 
-/** Every error body has exactly the shape of decisions.md §9. */
+/** Every error body has exactly the shape of docs/api.md#errors. */
 async function expectErrorShape(response: Response, status: number, code: string) {
   expect(response.status).toBe(status)
   expect(response.headers.get('content-type')).toBe('application/json')

@@ -117,7 +117,7 @@ describe('GET /openapi.json', () => {
   })
 })
 
-describe('CORS (decisions.md §12)', () => {
+describe('CORS (docs/api.md#browser-use-and-cors)', () => {
   const ORIGIN = 'https://dashboard.example'
   const operations = ['/v1/queues', '/v1/tickets?from=2026-03-01&to=2026-03-05', '/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-05']
 

@@ -131,3 +131,23 @@ describe('relative links of the documentation', () => {
     expect(linkTargets('Run `[x](nowhere.md)` here.\n```\n[y](nowhere.md)\n```\n[z](docs/api.md)')).toEqual(['docs/api.md'])
   })
 })
+
+/** Every file of a folder, recursively. */
+function filesUnder(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)))
+}
+
+describe('documentation cited by the code', () => {
+  test('every docs/ or README anchor named in src/, test/ and bench/ resolves', () => {
+    const broken: string[] = []
+    for (const file of ['src', 'test', 'bench'].flatMap(filesUnder).filter((name) => /\.(ts|js|html)$/.test(name) && !name.endsWith('docs-links.test.ts'))) {
+      for (const match of readFileSync(join(ROOT, file), 'utf8').matchAll(/(?<![\w/.])((?:docs\/[\w-]+|README)\.md(?:#[\w-]+)?)/g)) {
+        const problem = checkLink('README.md', match[1]!)
+        if (problem) broken.push(`${file}: ${problem}`)
+      }
+    }
+    expect(broken).toEqual([])
+  })
+})

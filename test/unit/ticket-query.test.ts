@@ -23,7 +23,7 @@ function expectInvalid(query: string, param: string, fragment: string | RegExp, 
 
 const ms = (iso: string) => Date.parse(iso)
 
-describe('from / to instants (decisions.md §7)', () => {
+describe('from / to instants (docs/api.md#from-and-to)', () => {
   const accepted: [string, string][] = [
     ['2026-03-01T00:00:00Z', '2026-03-01T00:00:00.000Z'],
     ['2026-03-01T01:00:00.5+01:00', '2026-03-01T00:00:00.500Z'],
