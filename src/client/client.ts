@@ -42,6 +42,8 @@ export interface TicketQuery {
   status?: TicketStatus | readonly TicketStatus[]
   /** Page size, 1 to 500 (`pages` and `tickets` only). @default 100 on the server */
   limit?: number
+  /** Only tickets inserted or changed after this `X-Changes-Token` (see `changes`). */
+  changedAfter?: string
 }
 
 export interface PageOfTickets extends TicketPage {
@@ -102,7 +104,7 @@ export class Client {
 
   /** Every page of the range, window after window, each page's cursor followed to the end. */
   pages(query: TicketQuery): AsyncGenerator<PageOfTickets> {
-    return this.walk(query, null, new WaitBudget())
+    return this.walk(query, new WaitBudget())
   }
 
   /** Every ticket of the range, in (createdAt, id) order within each window, windows in order. */
@@ -114,7 +116,7 @@ export class Client {
   changes(query: TicketQuery, token: string): ChangeSet {
     if (!token) throw new TypeError('changes() needs a token from an earlier response (X-Changes-Token)')
     let nextToken: string | null = null
-    const pages = this.walk(query, token, new WaitBudget())
+    const pages = this.walk({ ...query, changedAfter: token }, new WaitBudget())
     return {
       get nextToken() {
         return nextToken
@@ -137,7 +139,7 @@ export class Client {
   async exportCsv(query: TicketQuery): Promise<CsvExport> {
     const budget = new WaitBudget()
     const windows = this.windowsOf(query)
-    const params = (window: Window) => this.params(query, window, null, false)
+    const params = (window: Window) => this.params(query, window, false)
     const first = await this.get('/v1/exports/tickets.csv', params(windows[0]!), budget)
     const disposition = /filename="([^"]+)"/.exec(first.headers.get('content-disposition') ?? '')
     if (!first.body || !disposition) throw new UnexpectedResponseError('the CSV export answered without a body or a file name', first.status)
@@ -152,9 +154,9 @@ export class Client {
     }
   }
 
-  private async *walk(query: TicketQuery, changedAfter: string | null, budget: WaitBudget): AsyncGenerator<PageOfTickets> {
+  private async *walk(query: TicketQuery, budget: WaitBudget): AsyncGenerator<PageOfTickets> {
     for (const window of this.windowsOf(query)) {
-      const base = this.params(query, window, changedAfter, true)
+      const base = this.params(query, window, true)
       let cursor: string | null = null
       do {
         const params = new URLSearchParams(base)
@@ -178,13 +180,13 @@ export class Client {
     return splitIntoWindows(fromMs, toMs)
   }
 
-  private params(query: TicketQuery, window: Window, changedAfter: string | null, page: boolean): URLSearchParams {
+  private params(query: TicketQuery, window: Window, page: boolean): URLSearchParams {
     const params = new URLSearchParams({ from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString() })
     for (const [name, values] of [['queueId', query.queueId], ['locationId', query.locationId], ['status', query.status]] as const) {
       for (const value of values === undefined ? [] : typeof values === 'string' ? [values] : values) params.append(name, value)
     }
     if (page && query.limit !== undefined) params.set('limit', String(query.limit))
-    if (changedAfter !== null) params.set('changedAfter', changedAfter)
+    if (query.changedAfter !== undefined) params.set('changedAfter', query.changedAfter)
     return params
   }
 
