@@ -132,7 +132,9 @@ export function createApp(deps: AppDeps): App {
     limiter,
     inFlight: () => activeRequests + activeExports,
     listen(port = config.port) {
-      server = Bun.serve({ port, hostname: config.host, fetch, development: false })
+      // Without reusePort: false, Bun in production mode sets SO_REUSEPORT and a second server
+      // started on this port would share it instead of failing (see http/port-in-use.ts).
+      server = Bun.serve({ port, hostname: config.host, fetch, development: false, reusePort: false })
       return server
     },
     async close(drainMs = config.shutdownDrainMs) {
