@@ -49,6 +49,20 @@ export async function startServer(dataDir: string, env: Record<string, string>, 
   }
 }
 
+export interface BaselineHandle {
+  base: string
+  pid: number
+  stop(): Promise<void>
+}
+
+/** The framework-free baseline (bench/baseline-server.ts) on `file`, on core 0, once it listens. */
+export async function startBaseline(file: string): Promise<BaselineHandle> {
+  const proc = track(Bun.spawn([...SERVER_CORE, process.execPath, 'bench/baseline-server.ts', file], { cwd: ROOT, stdout: 'pipe' }))
+  const reader = proc.stdout.getReader()
+  const port = new TextDecoder().decode((await reader.read()).value).trim()
+  return { base: `http://127.0.0.1:${port}`, pid: proc.pid, stop: async () => { proc.kill(); await proc.exited } }
+}
+
 /** Resident memory of a process, in bytes. */
 export const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024
 export const fdsOf = (pid: number) => readdirSync(`/proc/${pid}/fd`).length

@@ -93,7 +93,9 @@ export function createApp(deps: AppDeps): App {
     limits,
     inFlight,
     listen(port = config.port) {
-      server = Bun.serve({ port, hostname: config.host, fetch: frame.fetch, development: false })
+      // Without reusePort: false, Bun in production mode sets SO_REUSEPORT and a second server
+      // started on this port would share it instead of failing (see http/port-in-use.ts).
+      server = Bun.serve({ port, hostname: config.host, fetch: frame.fetch, development: false, reusePort: false })
       return server
     },
     async close(drainMs = config.shutdownDrainMs) {

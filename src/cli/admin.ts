@@ -1,22 +1,30 @@
 import { ControlStore, ControlStoreError } from '../control/store.ts'
 import { ConfigError, loadConfig } from '../config/config.ts'
-import { runCommand, USAGE } from './commands.ts'
+import { runCommand } from './commands.ts'
+import { USAGE } from './usage.ts'
 import { UsageError } from './args.ts'
+import { errorText, type AdminErrorKind } from './errors.ts'
+
+interface AdminIo {
+  dataDir: string
+  now: number
+  out: (text: string) => void
+  err: (text: string) => void
+}
 
 /**
- * `bun run admin <command>`: the operator's CLI of a self-hosted install (decisions.md §3).
- * With --json it prints exactly one JSON document on stdout. Wrong input prints one line on
- * stderr, nothing on stdout, and exits 2; nothing is half-written.
+ * `npm run -s admin -- <command>`: the operator's CLI of a self-hosted install. With --json it
+ * prints exactly one JSON document on stdout, or on failure one on stderr. Wrong input says what
+ * to do on one line of stderr, prints nothing on stdout, and exits 2; nothing is half-written.
  */
-export function runAdmin(
-  argv: string[],
-  io: { dataDir: string; now: number; out: (text: string) => void; err: (text: string) => void },
-): number {
-  if (argv.length === 0) {
-    io.err('admin: a command is required (admin --help lists them)\n')
-    return 2
+export function runAdmin(argv: string[], io: AdminIo): number {
+  const wantsJson = argv.includes('--json')
+  const fail = (kind: AdminErrorKind, message: string, status: number) => {
+    io.err(errorText(kind, message, wantsJson))
+    return status
   }
-  if (argv[0] === '--help' || argv[0] === 'help') {
+  if (argv.length === 0) return fail('usage', 'a command is required (admin --help lists them)', 2)
+  if (argv[0] === 'help' || argv.includes('--help')) {
     io.out(USAGE + '\n')
     return 0
   }
@@ -27,30 +35,29 @@ export function runAdmin(
     io.out(result.wantsJson ? JSON.stringify(result.json) + '\n' : result.text.join('\n') + '\n')
     return 0
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ControlStoreError) {
-      io.err(`admin: ${error.message}\n`)
-      return 2
-    }
-    io.err(`admin: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`)
-    return 1
+    if (error instanceof UsageError || error instanceof ControlStoreError) return fail('usage', error.message, 2)
+    return fail('unexpected', `unexpected error: ${error instanceof Error ? error.message : String(error)}`, 1)
   } finally {
     store?.close()
   }
 }
 
 if (import.meta.main) {
-  let dataDir: string
+  const argv = process.argv.slice(2)
+  let dataDir: string | undefined
   try {
     dataDir = loadConfig().dataDir
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
-    process.stderr.write(`admin: ${error.message}\n`)
-    process.exit(2)
+    process.stderr.write(errorText('configuration', error.message, argv.includes('--json')))
+    process.exitCode = 2
   }
-  process.exitCode = runAdmin(process.argv.slice(2), {
-    dataDir,
-    now: Date.now(),
-    out: (text) => process.stdout.write(text),
-    err: (text) => process.stderr.write(text),
-  })
+  if (dataDir !== undefined) {
+    process.exitCode = runAdmin(argv, {
+      dataDir,
+      now: Date.now(),
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    })
+  }
 }

@@ -1,7 +1,9 @@
-import { ControlStoreError, type ControlStore, type Organisation, type Plan } from '../control/store.ts'
+import { type ControlStore, type Organisation, type Plan } from '../control/store.ts'
 import { createOrganisationWithTenant } from '../control/provisioning.ts'
-import { openTenantForWriting } from '../tenant/files.ts'
+import { migrateTenantFile, openTenantForWriting } from '../tenant/files.ts'
 import { generateTenantData } from '../seed/generator.ts'
+import { schemaVersion } from '../db/migrator.ts'
+import { hashToken, TOKEN_PREFIX } from '../auth/token.ts'
 import { integerOption, parseOptions, requireOption, UsageError } from './args.ts'
 
 /** What a command produced: a JSON document for --json, lines of text otherwise. */
@@ -14,17 +16,6 @@ export interface CommandContext {
   store: ControlStore
   now: number
 }
-
-export const USAGE = `usage: admin <command> [options]
-  org create --name <name> [--slug <slug>] [--demo] [--api-disabled] [--json]
-  org list [--json]
-  org update <org> [--plan demo|paid] [--api enabled|disabled] [--json]
-  token create --org <org> --name <name> [--json]
-  token list --org <org> [--json]
-  token revoke <tokenId> [--json]
-  seed --org <org> [--days 90] [--per-day N] [--seed S] [--replace] [--json]
-  migrate [--json]
-<org> is an organisation's id or slug.`
 
 const json = { json: { type: 'boolean' } } as const
 
@@ -40,6 +31,21 @@ function findOrganisation(store: ControlStore, idOrSlug: string): Organisation {
 
 function orgLine(org: Organisation): string {
   return `${org.id}  ${org.slug}  ${org.plan}  api ${org.apiEnabled ? 'enabled' : 'disabled'}  ${org.name}`
+}
+
+function migrationText(m: { from: number; to: number }): string {
+  return m.from === m.to ? `already current (version ${m.to})` : `version ${m.from} → ${m.to}`
+}
+
+/**
+ * `token revoke` was given a token itself instead of its id. The token is never echoed (it would
+ * land in logs and terminal scrollback); if it is a known one, its id is the next command.
+ */
+function tokenGivenForId(store: ControlStore, token: string): string {
+  const found = store.lookupToken(hashToken(token))
+  return found
+    ? `token revoke takes the token's id, not the token itself: run \`admin token revoke ${found.tokenId}\``
+    : 'token revoke takes the token\'s id (tok_…), not the token itself (svc_…); `admin token list --org <org>` shows the ids'
 }
 
 /** Runs one admin command; throws UsageError or ControlStoreError for wrong input. */
@@ -67,7 +73,10 @@ export function runCommand(argv: string[], context: CommandContext): CommandOutp
       return { wantsJson: !!values.json, json: { organisations: orgs.map(organisationView) }, text: orgs.length ? orgs.map(orgLine) : ['no organisations'] }
     }
     case 'org update': {
-      const { values, positionals } = parseOptions(args, { plan: { type: 'string' }, api: { type: 'string' }, ...json }, 1)
+      const { values, positionals } = parseOptions(args, { plan: { type: 'string' }, api: { type: 'string' }, ...json }, {
+        missing: 'org update needs the organisation\'s id or slug; `admin org list` shows them',
+      })
+      if (values.plan === undefined && values.api === undefined) throw new UsageError('nothing to change: give --plan and/or --api')
       const org = findOrganisation(store, positionals[0]!)
       if (values.plan !== undefined && values.plan !== 'demo' && values.plan !== 'paid') throw new UsageError('--plan must be demo or paid')
       if (values.api !== undefined && values.api !== 'enabled' && values.api !== 'disabled') throw new UsageError('--api must be enabled or disabled')
@@ -96,13 +105,16 @@ export function runCommand(argv: string[], context: CommandContext): CommandOutp
         wantsJson: !!values.json,
         json: { organisationId: org.id, tokens },
         text: tokens.length
-          ? tokens.map((t) => `${t.id}  ${t.displayPrefix}…  ${t.revokedAt ? `revoked ${t.revokedAt}` : 'active'}  last used ${t.lastUsedAt ?? 'never'}  ${t.name}`)
+          ? tokens.map((t) => `${t.id}  ${t.displayPrefix}…  created ${t.createdAt}  ${t.revokedAt ? `revoked ${t.revokedAt}` : 'active'}  last used ${t.lastUsedAt ?? 'never'}  ${t.name}`)
           : [`no tokens for ${org.slug}`],
       }
     }
     case 'token revoke': {
-      const { values, positionals } = parseOptions(args, json, 1)
+      const { values, positionals } = parseOptions(args, json, {
+        missing: 'token revoke needs the token id (tok_…); `admin token list --org <org>` shows them',
+      })
       const id = positionals[0]!
+      if (id.startsWith(TOKEN_PREFIX)) throw new UsageError(tokenGivenForId(store, id))
       const before = store.findToken(id)
       if (!before) throw new UsageError(`unknown token "${id}"`)
       const after = store.revokeToken(id, new Date(now).toISOString())!
@@ -138,15 +150,21 @@ export function runCommand(argv: string[], context: CommandContext): CommandOutp
     }
     case 'migrate': {
       const { values } = parseOptions(args, json)
-      const migrated = store.listOrganisations().map((org) => {
-        openTenantForWriting(store.dataDir, org.id).close()
-        return org.id
-      })
-      return { wantsJson: !!values.json, json: { migrated }, text: [`migrated control store and ${migrated.length} tenant file(s)`] }
+      const controlStore = { from: store.schemaVersionAtOpen, to: schemaVersion(store.db) }
+      const tenants = store.listOrganisations().map((org) => ({ organisationId: org.id, slug: org.slug, ...migrateTenantFile(store.dataDir, org.id) }))
+      const changed = tenants.filter((t) => t.from !== t.to).length
+      return {
+        wantsJson: !!values.json,
+        json: { controlStore, tenants },
+        text: [
+          `control store: ${migrationText(controlStore)}`,
+          ...tenants.map((t) => `${t.organisationId} (${t.slug}): ${t.created ? `file was missing; created at version ${t.to}` : migrationText(t)}`),
+          `${changed} tenant file(s) changed, ${tenants.length - changed} already current`,
+        ],
+      }
     }
     default:
-      throw new UsageError(group === undefined ? 'a command is required' : `unknown command "${[group, action].filter(Boolean).join(' ')}"`)
+      throw new UsageError(group === undefined ? 'a command is required' : `unknown command "${[group, action].filter(Boolean).join(' ')}" (admin --help lists the commands)`)
   }
 }
 
-export { ControlStoreError }

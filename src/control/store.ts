@@ -4,7 +4,7 @@ import { and, asc, eq, getTableColumns, lt, or, sql } from 'drizzle-orm'
 import { join } from 'node:path'
 import { LRUCache } from 'lru-cache'
 import { ensurePrivateDirectory, openWritableDatabase } from '../db/files.ts'
-import { migrate } from '../db/migrator.ts'
+import { migrate, schemaVersion } from '../db/migrator.ts'
 import { CONTROL_MIGRATIONS } from './migrations.ts'
 import * as schema from './schema.ts'
 import { apiTokens, demoQuotaUsage, organisations, serviceSettings } from './schema.ts'
@@ -49,6 +49,8 @@ export function isBusyError(error: unknown): boolean {
 export class ControlStore {
   readonly db: Database
   readonly orm: BunSQLiteDatabase<typeof schema>
+  /** The file's schema version before this store migrated it (what `admin migrate` reports). */
+  readonly schemaVersionAtOpen: number
   private readonly lookupStatement: Statement
   private readonly dataVersionStatement: Statement
   /**
@@ -65,6 +67,7 @@ export class ControlStore {
   constructor(readonly dataDir: string, options: ControlStoreOptions = {}) {
     ensurePrivateDirectory(dataDir)
     this.db = openWritableDatabase(join(dataDir, 'control.sqlite'), OPEN_BUSY_TIMEOUT_MS)
+    this.schemaVersionAtOpen = schemaVersion(this.db)
     migrate(this.db, CONTROL_MIGRATIONS)
     this.db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? OPEN_BUSY_TIMEOUT_MS}`)
     this.orm = drizzle({ client: this.db, schema })

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { runAdmin } from '../../src/cli/admin.ts'
 import { tenantDirectory, tenantFilePath } from '../../src/tenant/paths.ts'
@@ -19,14 +19,21 @@ function admin(...argv: string[]) {
   let stdout = ''
   let stderr = ''
   const status = runAdmin(argv, { dataDir, now: NOW, out: (t) => (stdout += t), err: (t) => (stderr += t) })
-  return { status, stdout, stderr, json: () => JSON.parse(stdout) }
+  return { argv, status, stdout, stderr, json: () => JSON.parse(stdout) }
 }
 
+/** Exit 2, nothing on stdout, one line on stderr; with --json that line is one JSON document. */
 function expectUsageError(result: ReturnType<typeof admin>, fragment: string) {
   expect(result.status).toBe(2)
   expect(result.stdout).toBe('')
   expect(result.stderr.trim().split('\n')).toHaveLength(1)
   expect(result.stderr).toContain(fragment)
+  if (result.argv.includes('--json')) {
+    const error = JSON.parse(result.stderr)
+    expect(Object.keys(error)).toEqual(['error', 'message'])
+    expect(error.error).toBe('usage')
+    expect(error.message).toContain(fragment)
+  } else expect(result.stderr).toStartWith('admin: ')
 }
 
 describe('admin org', () => {
@@ -101,7 +108,7 @@ describe('admin token', () => {
     expectUsageError(admin('token', 'create', '--org', 'solo'), '--name is required')
     expectUsageError(admin('token', 'list'), '--org is required')
     expectUsageError(admin('token', 'revoke', 'tok_missing'), 'unknown token')
-    expectUsageError(admin('token', 'revoke'), 'argument')
+    expectUsageError(admin('token', 'revoke'), 'token revoke needs the token id (tok_…); `admin token list --org <org>` shows them')
     expect(admin('token', 'list', '--org', 'solo', '--json').json().tokens).toEqual([])
   })
 })
@@ -117,6 +124,113 @@ describe('admin seed', () => {
     expect(again).toEqual(first)
     expectUsageError(admin('seed', '--org', 'seeded', '--days', 'many'), '--days')
     expectUsageError(admin('seed', '--org', 'nobody'), 'unknown organisation')
+  })
+})
+
+describe('admin messages that tell the operator what to do', () => {
+  test('a negative number is taken as a value and refused by its range, not called ambiguous', () => {
+    admin('org', 'create', '--name', 'Ranges')
+    expectUsageError(admin('seed', '--org', 'ranges', '--per-day', '-5'), '--per-day must be a whole number from 1 to 1000000')
+    expectUsageError(admin('seed', '--org', 'ranges', '--days', '-1', '--json'), '--days must be a whole number from 1 to 3660')
+    expectUsageError(admin('seed', '--org', 'ranges', '--per-day', '0'), '--per-day must be a whole number from 1 to 1000000')
+    expect(openTenant(dataDir, admin('org', 'list', '--json').json().organisations[0].id).query('SELECT count(*) AS n FROM tickets').get()).toEqual({ n: 0 })
+  })
+
+  test('option mistakes name the option and the fix', () => {
+    admin('org', 'create', '--name', 'Opts')
+    expectUsageError(admin('token', 'create', '--org', 'opts', '--name'), '--name needs a value')
+    expectUsageError(admin('token', 'create', '--org', 'opts', '--name', '--json'), '--name needs a value')
+    expectUsageError(admin('org', 'list', '--json=yes'), '--json takes no value')
+    expectUsageError(admin('org', 'list', '--colour'), 'unknown option "--colour" (admin --help lists the options of each command)')
+    expectUsageError(admin('org', 'list', 'extra'), 'unexpected argument "extra"')
+    expectUsageError(admin('org', 'update', 'opts', 'extra', '--plan', 'paid'), 'unexpected argument "extra"')
+    expectUsageError(admin('org', 'update', '--plan', 'paid'), "org update needs the organisation's id or slug; `admin org list` shows them")
+    expectUsageError(admin('tokens', 'list'), 'unknown command "tokens list" (admin --help lists the commands)')
+  })
+
+  test('org update without --plan or --api is refused, and changes nothing', () => {
+    const before = admin('org', 'create', '--name', 'Unchanged', '--demo', '--json').json()
+    expectUsageError(admin('org', 'update', 'unchanged'), 'nothing to change: give --plan and/or --api')
+    expectUsageError(admin('org', 'update', 'unchanged', '--json'), 'nothing to change: give --plan and/or --api')
+    expect(admin('org', 'list', '--json').json().organisations).toEqual([before])
+  })
+
+  test('token revoke given the token itself points to its id and never echoes the token', () => {
+    admin('org', 'create', '--name', 'Secrets')
+    const created = admin('token', 'create', '--org', 'secrets', '--name', 'leaked', '--json').json()
+    const known = admin('token', 'revoke', created.token, '--json')
+    expectUsageError(known, `token revoke takes the token's id, not the token itself: run \`admin token revoke ${created.id}\``)
+    expect(known.stderr).not.toContain(created.token)
+    const unknown = 'svc_' + 'x'.repeat(38)
+    const notOurs = admin('token', 'revoke', unknown)
+    expectUsageError(notOurs, "token revoke takes the token's id (tok_…), not the token itself (svc_…); `admin token list --org <org>` shows the ids")
+    expect(notOurs.stderr).not.toContain(unknown)
+    expect(admin('token', 'list', '--org', 'secrets', '--json').json().tokens[0].revokedAt).toBeNull()
+  })
+
+  test('text token list shows when each token was created', () => {
+    admin('org', 'create', '--name', 'Listed')
+    const created = admin('token', 'create', '--org', 'listed', '--name', 'loader', '--json').json()
+    const line = admin('token', 'list', '--org', 'listed').stdout.trim()
+    expect(line).toContain(`${created.id}  svc_`)
+    expect(line).toContain(`created ${new Date(NOW).toISOString()}`)
+    expect(line).toContain('active  last used never  loader')
+  })
+
+  test('--help shows the documented form and explains --per-day', () => {
+    const help = admin('--help')
+    expect(help.status).toBe(0)
+    expect(help.stdout).toStartWith('usage: npm run -s admin -- <command> [options]')
+    expect(help.stdout).toContain('--per-day N    seed: tickets generated per day')
+    expect(admin('seed', '--help').stdout).toBe(help.stdout)
+  })
+})
+
+describe('admin migrate', () => {
+  test('reports per file what moved from which version to which, or that it was already current', () => {
+    const first = admin('migrate', '--json').json() // a data directory without control.sqlite yet
+    expect(first).toEqual({ controlStore: { from: 0, to: 1 }, tenants: [] })
+    const current = admin('org', 'create', '--name', 'Current', '--json').json()
+    const old = admin('org', 'create', '--name', 'Old', '--json').json()
+    const db = openTenant(dataDir, old.id)
+    db.exec('DROP INDEX tickets_queue_created; DROP INDEX tickets_location_created; DROP INDEX tickets_status_created; PRAGMA user_version = 1')
+    db.close()
+
+    // Both were created at the same instant, so the listing follows their (random) ids.
+    const byId = <T extends { id: string }>(list: T[]) => [...list].sort((a, b) => (a.id < b.id ? -1 : 1))
+    const text = admin('migrate')
+    expect(text.status).toBe(0)
+    expect(text.stdout.trim().split('\n')).toEqual([
+      'control store: already current (version 1)',
+      ...byId([current, old]).map((o) => (o === old ? `${old.id} (old): version 1 → 2` : `${current.id} (current): already current (version 2)`)),
+      '1 tenant file(s) changed, 1 already current',
+    ])
+    const upgraded = openTenant(dataDir, old.id)
+    expect(upgraded.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND name LIKE 'tickets_%_created'").get()).toEqual({ n: 3 })
+    upgraded.close()
+
+    expect(admin('migrate', '--json').json()).toEqual({
+      controlStore: { from: 1, to: 1 },
+      tenants: byId([current, old]).map((o) => ({ organisationId: o.id, slug: o.slug, from: 2, to: 2, created: false })),
+    })
+  })
+
+  test('a missing tenant file is created at the newest version, and said so', () => {
+    const org = admin('org', 'create', '--name', 'Lost', '--json').json()
+    rmSync(tenantFilePath(dataDir, org.id))
+    expect(admin('migrate').stdout).toContain(`${org.id} (lost): file was missing; created at version 2`)
+    expect(admin('migrate', '--json').json().tenants).toEqual([{ organisationId: org.id, slug: 'lost', from: 2, to: 2, created: false }])
+  })
+
+  test('a tenant file newer than this program is an unexpected error, as one JSON document with --json', () => {
+    const org = admin('org', 'create', '--name', 'Future', '--json').json()
+    const db = openTenant(dataDir, org.id)
+    db.exec('PRAGMA user_version = 99')
+    db.close()
+    const result = admin('migrate', '--json')
+    expect(result.status).toBe(1)
+    expect(result.stdout).toBe('')
+    expect(JSON.parse(result.stderr)).toEqual({ error: 'unexpected', message: 'unexpected error: schema version 99 is newer than this program knows (2)' })
   })
 })
 
@@ -139,6 +253,46 @@ describe('admin as a process', () => {
     expect(status).toBe(2)
     expect(stdout).toBe('')
     expect(stderr).toContain('DATA_DIR')
+  })
+
+  test('an invalid configuration with --json is one JSON document on stderr', async () => {
+    const { stdout, stderr, status } = await run(['org', 'list', '--json'], { DATA_DIR: '' })
+    expect(status).toBe(2)
+    expect(stdout).toBe('')
+    expect(JSON.parse(stderr)).toEqual({ error: 'configuration', message: 'DATA_DIR must not be empty' })
+  })
+})
+
+/**
+ * The documented form, run as a new user would after `npm install`: in a shell, through npm,
+ * without node_modules/.bin on the PATH (npm adds it for its scripts) and without the npm_*
+ * variables of an outer `npm test`.
+ */
+describe('admin through `npm run -s admin --` in a real shell', () => {
+  const root = join(import.meta.dir, '..', '..')
+  const shell = async (command: string) => {
+    const env: Record<string, string> = { DATA_DIR: dataDir }
+    for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith('npm_') && key !== 'DATA_DIR') env[key] = value
+    env.PATH = (process.env.PATH ?? '').split(':').filter((dir) => !dir.includes('node_modules')).join(':')
+    const proc = Bun.spawn(['bash', '-c', command], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' })
+    const [stdout, stderr, status] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+    return { stdout, stderr, status }
+  }
+
+  test('org create --json: stdout is exactly one JSON document', async () => {
+    const { stdout, stderr, status } = await shell("npm run -s admin -- org create --name 'Shell Org' --json")
+    expect(stderr).toBe('')
+    expect(status).toBe(0)
+    expect(stdout.endsWith('}\n')).toBe(true)
+    expect(JSON.parse(stdout)).toMatchObject({ name: 'Shell Org', slug: 'shell-org', plan: 'paid', apiEnabled: true })
+    expect(admin('org', 'list', '--json').json().organisations).toHaveLength(1)
+  })
+
+  test('a wrong call with --json: exit 2, nothing on stdout, one JSON document on stderr', async () => {
+    const { stdout, stderr, status } = await shell('npm run -s admin -- token revoke --json')
+    expect(status).toBe(2)
+    expect(stdout).toBe('')
+    expect(JSON.parse(stderr)).toEqual({ error: 'usage', message: 'token revoke needs the token id (tok_…); `admin token list --org <org>` shows them' })
   })
 })
 

@@ -46,3 +46,24 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     },
   }
 }
+
+/**
+ * Runs `bun src/main.ts` as a separate process that is expected to refuse to start, and returns
+ * what it wrote and its exit status. One that starts serving instead is killed after
+ * `deadlineMs`, so the test fails on its status rather than hanging.
+ */
+export async function runServerProcessToExit(env: Record<string, string>, deadlineMs = 15_000) {
+  const child = Bun.spawn([process.execPath, 'src/main.ts'], {
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const deadline = setTimeout(() => child.kill('SIGKILL'), deadlineMs)
+  try {
+    const [stdout, stderr, status] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+    return { stdout, stderr, status }
+  } finally {
+    clearTimeout(deadline)
+  }
+}

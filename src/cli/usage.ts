@@ -1,0 +1,28 @@
+/**
+ * `admin --help`. The first line is the form that works right after `npm install` (Bun lives
+ * in node_modules/.bin, which npm puts on the PATH of its scripts); npm's `-s` keeps npm's own
+ * banner off stdout, so that `--json` output parses.
+ */
+export const USAGE = `usage: npm run -s admin -- <command> [options]        ("admin" below stands for this)
+
+commands:
+  admin org create --name <name> [--slug <slug>] [--demo] [--api-disabled] [--json]
+  admin org list [--json]
+  admin org update <org> [--plan demo|paid] [--api enabled|disabled] [--json]
+  admin token create --org <org> --name <name> [--json]    the only time the token is shown
+  admin token list --org <org> [--json]                    ids, names, creation, last use; never a token
+  admin token revoke <tokenId> [--json]                    takes the id (tok_…), not the token (svc_…)
+  admin seed --org <org> [--days 90] [--per-day 300] [--seed S] [--replace] [--json]
+  admin migrate [--json]                                   every file to the newest schema
+
+arguments and options:
+  <org>          an organisation's id (org_…) or slug; admin org list shows them
+  <tokenId>      a token's id (tok_…); admin token list --org <org> shows them
+  --days N       seed: days of history to generate, up to today (1 to 3660, default 90)
+  --per-day N    seed: tickets generated per day, on average across the organisation's
+                 locations (1 to 1000000, default 300)
+  --seed S       seed: the same S gives the same data for the same day (default: the org's id)
+  --replace      seed: replace the data the organisation already has (refused without it)
+  --json         exactly one JSON document on stdout; an error is one JSON document on stderr
+
+exit status: 0 done; 2 wrong input (one line on stderr, nothing written); 1 unexpected error.`

@@ -1,0 +1,43 @@
+import { createServer } from 'node:net'
+
+/**
+ * Starting on a port that another process listens on must fail, not share it.
+ *
+ * Bun.serve in production mode (`development: false`, as the service runs) sets SO_REUSEPORT
+ * unless told `reusePort: false`; two such processes on one port then both listen and Linux
+ * splits the connections between them, here between two data directories. So:
+ *
+ * - `assertPortFree` proves the port free before anything else happens, with a probe socket
+ *   bound WITHOUT SO_REUSEPORT: Linux lets a socket join a port only when every socket on it set
+ *   SO_REUSEPORT, so the probe fails on any listener at all, ours or another program's, whatever
+ *   its options. (The probe sets SO_REUSEADDR, as node:net does, so connections of a previous
+ *   run lingering in TIME_WAIT do not count as "in use".) The probe is closed again at once.
+ * - The server then listens with `reusePort: false`, which closes the gap between the probe and
+ *   the listen: a process that got there in between makes the listen fail with EADDRINUSE
+ *   (`isAddressInUse`), reported the same way.
+ *
+ * With `WORKERS=N`, N processes of ours share the port on purpose: the supervisor calls
+ * `assertPortFree` once before it starts them (so a port held by another program still stops
+ * the start), and the workers listen with `reusePort: true`, which lets them join each other.
+ * A worker must not probe: its siblings already hold the port.
+ */
+export class PortInUseError extends Error {
+  constructor(readonly host: string, readonly port: number) {
+    super(`port ${port} on ${host} is already in use by another process: stop it, or set PORT to a free port (PORT=0 picks one)`)
+  }
+}
+
+/** Resolves when `port` on `host` can be bound now; rejects with PortInUseError when it cannot. Port 0 is always free. */
+export async function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return
+  const probe = createServer()
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error) => reject(isAddressInUse(error) ? new PortInUseError(host, port) : error))
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()))
+  })
+}
+
+/** The error Bun.serve and node:net throw when the address is taken. */
+export function isAddressInUse(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'EADDRINUSE'
+}
