@@ -9,6 +9,7 @@ import { yieldMechanism } from './yield.ts'
 import { tenants } from './tenants.ts'
 import { limiter } from './limiter.ts'
 import { processEffect } from './process.ts'
+import { sync } from './sync.ts'
 
 /** Every scenario, in the order a run takes them (whatever order --only names them in). */
-export const SCENARIOS: readonly Scenario[] = [csv, formatter, memory, slowReader, pages, fairness, yieldMechanism, tenants, limiter, processEffect]
+export const SCENARIOS: readonly Scenario[] = [csv, formatter, memory, slowReader, pages, fairness, yieldMechanism, tenants, limiter, sync, processEffect]

@@ -111,6 +111,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     summary.windows++
     progress('backfill', index + 1, windows.length)
   }
+  if (!(await warehouse.hasTicketKey())) await warehouse.addTicketKey()
 
   // The trailing window: what changed since the stored token, or (without a change log, or a
   // token the server no longer accepts) the whole window again.
