@@ -32,19 +32,19 @@ export function createFeedback({ regions, progress }) {
   /** A countdown from Retry-After that ends in a plain (not red) "try again now". */
   function countDown(region, seconds) {
     const element = regions[region]
-    const tick = () => {
+    const wait = (s) => `Too many requests in the last minute. You can try again in ${s} second${s === 1 ? '' : 's'}.`
+    // The whole sentence is in place before the region is scrolled into view.
+    show(region, wait(seconds))
+    countdown = setInterval(() => {
+      seconds--
       if (seconds > 0) {
-        element.textContent = `Too many requests in the last minute. You can try again in ${seconds} second${seconds === 1 ? '' : 's'}.`
+        element.textContent = wait(seconds)
       } else {
         element.textContent = 'You can try again now.'
         element.className = 'message info'
         clearInterval(countdown)
       }
-      seconds--
-    }
-    show(region, '')
-    tick()
-    countdown = setInterval(tick, 1000)
+    }, 1000)
   }
 
   /** Turns a failure into a sentence a person understands, shown in `region`. */

@@ -46,8 +46,10 @@ export function renderPlaces(container, locations, onChange) {
     const label = document.createElement('label')
     const input = checkbox({ value: location.id, disabled: location.queues.length === 0 })
     input.dataset.location = location.id
-    label.append(input, ` ${names.locations.get(location.id)}`)
-    if (location.queues.length === 0) label.append(Object.assign(document.createElement('span'), { className: 'hint', textContent: ' (no queues)' }))
+    // One text item beside the box, so that a long name wraps with its hint.
+    const text = Object.assign(document.createElement('span'), { textContent: names.locations.get(location.id) })
+    if (location.queues.length === 0) text.append(Object.assign(document.createElement('span'), { className: 'hint', textContent: ' (no queues)' }))
+    label.append(input, text)
     box.append(label)
     if (location.queues.length > 0) {
       const queues = document.createElement('div')

@@ -27,7 +27,7 @@ function asset(path: string, type: string): () => Response {
 /** The pages outside /v1 (decisions.md §12): the export page, the API reference, the OpenAPI document. */
 export function webRoutes() {
   const document = JSON.stringify(buildOpenApiDocument())
-  let routes = new Elysia({ name: 'web' })
+  const routes = new Elysia({ name: 'web' })
     .get('/', asset(join(WEB, 'index.html'), 'text/html; charset=utf-8'))
     .get('/docs', asset(join(WEB, 'docs.html'), 'text/html; charset=utf-8'))
     // Browsers ask for /favicon.ico on every page whatever the page links: answer it rather than 404.
@@ -35,7 +35,8 @@ export function webRoutes() {
     .get('/assets/swagger-ui/swagger-ui.css', asset(join(SWAGGER_UI, 'swagger-ui.css'), 'text/css; charset=utf-8'))
     .get('/assets/swagger-ui/swagger-ui-bundle.js', asset(join(SWAGGER_UI, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8'))
     .get('/openapi.json', () => new Response(document, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } }))
-  for (const name of PAGE_MODULES) routes = routes.get(`/assets/${name}`, asset(join(WEB, name), 'text/javascript; charset=utf-8'))
-  for (const name of STYLESHEETS) routes = routes.get(`/assets/${name}`, asset(join(WEB, name), 'text/css; charset=utf-8'))
+  // Elysia's .get() adds the route to the instance itself (it returns `this`, with a wider type).
+  for (const name of PAGE_MODULES) routes.get(`/assets/${name}`, asset(join(WEB, name), 'text/javascript; charset=utf-8'))
+  for (const name of STYLESHEETS) routes.get(`/assets/${name}`, asset(join(WEB, name), 'text/css; charset=utf-8'))
   return routes
 }

@@ -39,6 +39,8 @@ export interface OpenOptions {
    * the recording stand-in below (the Chrome/Edge path; headless Chromium cannot answer a dialog).
    */
   picker?: 'none' | 'stub'
+  /** Installs Playwright's fake clock in the page before it loads, so countdowns move when told. */
+  fakeClock?: boolean
 }
 
 /** A page that records every request and refuses any that would leave `base`. */
@@ -55,6 +57,7 @@ export async function openPage(browser: Browser, base: string, options: OpenOpti
   } else {
     await installPickerStub(context)
   }
+  if (options.fakeClock) await context.clock.install()
   const page = await context.newPage()
   await page.goto(base + (options.path ?? '/'))
   return { page, requests }
@@ -89,7 +92,7 @@ export async function expectInViewport(page: Page, locator: Locator) {
 export async function expectAnnounced(locator: Locator) {
   const live = await locator.evaluate((element) => {
     const region = element.closest('[role="alert"], [role="status"], [aria-live]')
-    return region ? region.getAttribute('aria-live') ?? region.getAttribute('role') : null
+    return region?.getAttribute('aria-live') ?? region?.getAttribute('role') ?? ''
   })
   expect(['alert', 'status', 'assertive', 'polite']).toContain(live)
 }
