@@ -314,6 +314,7 @@ async function download() {
     const saved = await saveExport(exported, {
       askForClick: () => waitForSaveClick(exported.name, controller.signal),
       onProgress: ({ rows, bytes }) => feedback.progress(`Received ${rows.toLocaleString()} rows (${formatBytes(bytes)})…`),
+      signal: controller.signal,
     })
     const size = `${saved.rows.toLocaleString()} rows (${formatBytes(saved.bytes)})`
     const demo = exported.limits.demo ? ' It is marked as demo data.' : ''

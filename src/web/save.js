@@ -25,8 +25,11 @@ export function canPickFile() {
   return typeof window.showSaveFilePicker === 'function'
 }
 
-/** Reads `body` to its end, handing each chunk to `sink` and the running counts to `onProgress`. */
-async function pump(body, sink, onProgress) {
+/**
+ * Reads `body` to its end, handing each chunk to `sink` and the running counts to `onProgress`.
+ * A Cancel counts even when the last bytes had already arrived: the file is then not kept.
+ */
+async function pump(body, sink, onProgress, signal) {
   const reader = body.getReader()
   let bytes = 0
   let newlines = 0
@@ -37,8 +40,10 @@ async function pump(body, sink, onProgress) {
       bytes += value.byteLength
       for (let i = 0; i < value.length; i++) if (value[i] === 10) newlines++
       await sink(value)
+      signal?.throwIfAborted()
       onProgress({ rows: Math.max(0, newlines - 1), bytes })
     }
+    signal?.throwIfAborted()
   } catch (error) {
     // Tell the server at once that nobody reads any more, so it releases the export's statement.
     await reader.cancel().catch(() => undefined)
@@ -65,7 +70,7 @@ async function pickFile(name, askForClick) {
   }
 }
 
-async function saveWithPicker(exported, askForClick, onProgress) {
+async function saveWithPicker(exported, { askForClick, onProgress, signal }) {
   let handle
   try {
     handle = await pickFile(exported.name, askForClick)
@@ -78,7 +83,10 @@ async function saveWithPicker(exported, askForClick, onProgress) {
   let writable = null
   try {
     writable = await handle.createWritable()
-    const counts = await pump(exported.body, (chunk) => writable.write(chunk), onProgress)
+    const write = (chunk) => writable.write(chunk).catch((error) => {
+      throw new SaveProblem(`The file could not be written: ${error?.message ?? error}`)
+    })
+    const counts = await pump(exported.body, write, onProgress, signal)
     await writable.close()
     return { ...counts, savedAs: handle.name, picked: true }
   } catch (error) {
@@ -90,9 +98,14 @@ async function saveWithPicker(exported, askForClick, onProgress) {
   }
 }
 
-async function saveAsBlob(exported, onProgress) {
+async function saveAsBlob(exported, { onProgress, signal }) {
   const chunks = []
-  const counts = await pump(exported.body, (chunk) => chunks.push(chunk), onProgress)
+  let counts
+  try {
+    counts = await pump(exported.body, (chunk) => chunks.push(chunk), onProgress, signal)
+  } catch (error) {
+    throw new SaveFailed(error, null) // nothing was handed to the browser's downloads yet
+  }
   const url = URL.createObjectURL(new Blob(chunks, { type: 'text/csv' }))
   const link = Object.assign(document.createElement('a'), { href: url, download: exported.name })
   document.body.append(link)
@@ -105,7 +118,8 @@ async function saveAsBlob(exported, onProgress) {
 /**
  * Saves an export whose headers are in (see startExport). Resolves with what was saved:
  * `{ savedAs, rows, bytes, picked }`, `savedAs` being the name actually chosen in the dialog.
+ * @param {{ askForClick: () => Promise<void>, onProgress: (counts: { rows: number, bytes: number }) => void, signal: AbortSignal }} options
  */
-export function saveExport(exported, { askForClick, onProgress }) {
-  return canPickFile() ? saveWithPicker(exported, askForClick, onProgress) : saveAsBlob(exported, onProgress)
+export function saveExport(exported, options) {
+  return canPickFile() ? saveWithPicker(exported, options) : saveAsBlob(exported, options)
 }

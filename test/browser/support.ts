@@ -112,7 +112,10 @@ export function pickerRecord(page: Page): Promise<PickerRecord> {
 }
 
 /** Configures the stand-in before an action: the name the analyst types, and a failure to play. */
-export function setPicker(page: Page, settings: { chooseName?: string; failWrite?: boolean; noActivation?: boolean; cancel?: boolean; holdWrites?: boolean }) {
+export function setPicker(
+  page: Page,
+  settings: { chooseName?: string; failWrite?: boolean; noActivation?: boolean; cancel?: boolean; holdWrites?: boolean; noRemove?: boolean },
+) {
   return page.evaluate((s) => Object.assign((window as unknown as { __picker: object }).__picker, s), settings)
 }
 
@@ -138,6 +141,7 @@ async function installPickerStub(context: BrowserContext) {
       noActivation: false,
       cancel: false,
       holdWrites: false,
+      noRemove: false,
       held: [] as (() => void)[],
       release() {
         picker.holdWrites = false
@@ -155,7 +159,7 @@ async function installPickerStub(context: BrowserContext) {
       if (picker.cancel) throw new DOMException('The user aborted a request.', 'AbortError')
       const name = picker.chooseName ?? options.suggestedName
       picker.files[name] = ''
-      return {
+      const handle = {
         kind: 'file',
         name,
         async createWritable() {
@@ -180,6 +184,9 @@ async function installPickerStub(context: BrowserContext) {
           picker.removed.push(name)
         },
       }
+      // FileSystemHandle.remove() is Chromium's alone (since 110): a browser may lack it.
+      if (picker.noRemove) delete (handle as Partial<typeof handle>).remove
+      return handle
     }
   })
 }
