@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
-import { startServer, type TestServer } from '../support/harness.ts'
+import { openTenant, startServer, type TestServer } from '../support/harness.ts'
+import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
 import {
   VIEWPORTS, chromiumAvailable, expectAnnounced, expectInViewport, launchChromium, openPage, pickerRecord, releaseWrites, screenshot,
   setPicker, setRange, useToken,
@@ -125,6 +126,29 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
     expect(record.removed).toEqual(['tickets_20260301T000000Z_20260305T000000Z.csv'])
     // The page is usable again at once.
     expect(await page.getByRole('button', { name: 'Download CSV' }).isEnabled()).toBe(true)
+    await page.context().close()
+  })
+
+  test('without the Save dialog (Firefox, Safari), a Cancel during the transfer hands nothing to the browser', async () => {
+    const { org, token } = server.organisation()
+    const db = openTenant(server.dataDir, org.id)
+    writeStructure(db)
+    writeBulkTickets(db, { count: 20_000, start: '2026-03-01', everySeconds: 10 })
+    db.close()
+    const { page } = await openPage(browser, server.base, { picker: 'none' })
+    await useToken(page, token)
+    await setRange(page, '2026-03-01', '2026-03-04')
+    // Chromium's own network emulation makes the transfer slow enough to be cancelled half-way.
+    const cdp = await page.context().newCDPSession(page)
+    await cdp.send('Network.enable')
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 20_000, uploadThroughput: -1 })
+    const downloads: unknown[] = []
+    page.on('download', (file) => downloads.push(file))
+    await download(page)
+    await page.getByText(/^Received [\d,]+ rows/).waitFor()
+    await page.getByRole('button', { name: 'Cancel' }).click()
+    await page.getByRole('alert').filter({ hasText: 'The download was cancelled. No file was left behind.' }).waitFor()
+    expect(downloads).toEqual([])
     await page.context().close()
   })
 
