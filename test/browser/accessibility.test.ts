@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
-import { startServer, type TestServer } from '../support/harness.ts'
-import { AXE_SOURCE, VIEWPORTS, chromiumAvailable, launchChromium, openPage, screenshot, setRange, useToken } from './support.ts'
+import { describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { browserSetup, AXE_SOURCE, VIEWPORTS, chromiumAvailable, openPage, screenshot, setRange, useToken } from './support.ts'
 
 interface Violation {
   id: string
@@ -27,28 +26,18 @@ async function seriousViolations(page: Page): Promise<{ id: string; impact: stri
  * no violation that axe-core rates serious or critical.
  */
 describe.skipIf(!chromiumAvailable)('accessibility (axe-core)', () => {
-  let server: TestServer
-  let browser: Browser
-
-  beforeAll(async () => {
-    server = await startServer()
-    browser = await launchChromium()
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await server?.close()
-  })
+  const setup = browserSetup({ server: {} })
 
   for (const [size, viewport] of Object.entries(VIEWPORTS)) {
     test(`/ as it loads, with an error, and with a preview (${size})`, async () => {
-      const { page } = await openPage(browser, server.base, { viewport })
+      const { page } = await openPage(setup.browser, setup.server.base, { viewport })
       expect(await seriousViolations(page)).toEqual([])
 
       await useToken(page, 'svc_this-is-not-a-token')
       await page.getByRole('alert').filter({ hasText: /token was not accepted/ }).waitFor()
       expect(await seriousViolations(page)).toEqual([])
 
-      await useToken(page, server.seeded({ plan: 'demo' }).token)
+      await useToken(page, setup.server.seeded({ plan: 'demo' }).token)
       await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
       await setRange(page, '2026-03-01', '2026-03-04')
       await page.getByRole('checkbox', { name: 'Payments' }).check()
@@ -59,7 +48,7 @@ describe.skipIf(!chromiumAvailable)('accessibility (axe-core)', () => {
     })
 
     test(`/docs, the API reference (${size})`, async () => {
-      const { page } = await openPage(browser, server.base, { viewport, path: '/docs' })
+      const { page } = await openPage(setup.browser, setup.server.base, { viewport, path: '/docs' })
       await page.locator('.opblock').first().waitFor()
       expect(await seriousViolations(page)).toEqual([])
       // Opened, the operations show their parameters, responses and schemas.
@@ -72,7 +61,7 @@ describe.skipIf(!chromiumAvailable)('accessibility (axe-core)', () => {
   }
 
   test('/docs links back to the export page; a deep link still opens its operation (with its path no longer a link)', async () => {
-    const { page } = await openPage(browser, server.base, { path: '/docs#/default/listTickets' })
+    const { page } = await openPage(setup.browser, setup.server.base, { path: '/docs#/default/listTickets' })
     await page.locator('#operations-default-listTickets .opblock-body').waitFor()
     expect(await page.locator('.opblock-summary-control a').count()).toBe(0)
     await page.getByRole('link', { name: '← Ticket export page' }).click()
@@ -82,7 +71,7 @@ describe.skipIf(!chromiumAvailable)('accessibility (axe-core)', () => {
   })
 
   test('the focus ring stands out from the panel by at least 3:1 (WCAG 1.4.11)', async () => {
-    const { page } = await openPage(browser, server.base)
+    const { page } = await openPage(setup.browser, setup.server.base)
     await page.keyboard.press('Tab') // the docs link
     await page.keyboard.press('Tab') // the token field, on the panel
     const colours = await page.evaluate(() => {

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, Locator, Page } from 'playwright-core'
-import { startServer, type TestServer } from '../support/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import type { Locator, Page } from 'playwright-core'
 import {
-  VIEWPORTS, chromiumAvailable, expectAnnounced, expectInViewport, launchChromium, openPage, screenshot, setRange, useToken,
+  VIEWPORTS, browserSetup, chromiumAvailable, expectAnnounced, expectInViewport, openPage, screenshot, setRange, useToken,
   type OpenOptions, type ViewportName,
 } from './support.ts'
 
@@ -12,23 +11,7 @@ import {
  * presented as the token in use.
  */
 describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
-  let server: TestServer
-  let limited: TestServer
-  let quota: TestServer
-  let browser: Browser
-
-  beforeAll(async () => {
-    server = await startServer()
-    limited = await startServer({ rateLimitPerMinute: 2 })
-    quota = await startServer({ demoDailyQuota: 2 })
-    browser = await launchChromium()
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await server?.close()
-    await limited?.close()
-    await quota?.close()
-  })
+  const setup = browserSetup({ server: {}, limited: { rateLimitPerMinute: 2 }, quota: { demoDailyQuota: 2 } })
 
   const alert = (page: Page, text: RegExp) => page.getByRole('alert').filter({ hasText: text })
 
@@ -55,11 +38,11 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
   for (const size of Object.keys(VIEWPORTS) as ViewportName[]) {
     const viewport = VIEWPORTS[size]
     const at = `${viewport.width}x${viewport.height}`
-    const open = (base: string, options: OpenOptions = {}) => openPage(browser, base, { viewport, ...options })
+    const open = (base: string, options: OpenOptions = {}) => openPage(setup.browser, base, { viewport, ...options })
 
     describe(`at ${viewport.width}×${viewport.height}`, () => {
       test('a mistyped token: the 401 is next to the field and announced; the token is neither kept nor shown as in use', async () => {
-        const { page } = await open(server.base)
+        const { page } = await open(setup.server.base)
         await useToken(page, 'svc_this-is-not-a-token')
         await expectSeen(page, alert(page, /token was not accepted/), `401-${at}`)
         await expectNoTokenInUse(page)
@@ -68,12 +51,12 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
       })
 
       test('a token revoked while in use: the 401 of a preview drops it and says so next to the token field', async () => {
-        const { org } = server.seeded()
-        const { id, token } = server.token(org.id)
-        const { page } = await open(server.base)
+        const { org } = setup.server.seeded()
+        const { id, token } = setup.server.token(org.id)
+        const { page } = await open(setup.server.base)
         await useToken(page, token)
         await page.getByText(/is in use for this tab/).waitFor()
-        server.app.store.revokeToken(id, new Date().toISOString())
+        setup.server.app.store.revokeToken(id, new Date().toISOString())
         await page.getByRole('button', { name: 'Preview' }).click()
         await expectSeen(page, alert(page, /token was not accepted/), `401-revoked-${at}`)
         await expectNoTokenInUse(page)
@@ -81,8 +64,8 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
       })
 
       test('an organisation without the API feature: the 402 is next to the field and the token is not kept', async () => {
-        const { token } = server.organisation({ apiEnabled: false })
-        const { page } = await open(server.base)
+        const { token } = setup.server.organisation({ apiEnabled: false })
+        const { page } = await open(setup.server.base)
         await useToken(page, token)
         await expectSeen(page, alert(page, /API feature is not enabled/), `402-${at}`)
         await expectNoTokenInUse(page)
@@ -90,8 +73,8 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
       })
 
       test('a 429 under the buttons counts down, then says "try again now" in a colour that is not the error red', async () => {
-        const { page } = await open(limited.base, { fakeClock: true })
-        await useToken(page, limited.seeded().token) // request 1
+        const { page } = await open(setup.limited.base, { fakeClock: true })
+        await useToken(page, setup.limited.seeded().token) // request 1
         await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
         await setRange(page, '2026-03-01', '2026-03-04')
         await page.getByRole('button', { name: 'Preview' }).click() // request 2
@@ -114,9 +97,9 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
         await page.context().close()
       })
 
-      test("a demo organisation sees its day's quota, and the 429 when it is used up", async () => {
-        const { page, requests } = await open(quota.base)
-        await useToken(page, quota.seeded({ plan: 'demo' }).token) // 1 of 2
+      test("a demo organisation sees its day's setup.quota, and the 429 when it is used up", async () => {
+        const { page, requests } = await open(setup.quota.base)
+        await useToken(page, setup.quota.seeded({ plan: 'demo' }).token) // 1 of 2
         await page.getByText('1 of 2 requests left today; each preview or download uses one.').waitFor()
         await setRange(page, '2026-03-01', '2026-03-04')
         await page.getByRole('button', { name: 'Preview' }).click() // 2 of 2
@@ -128,8 +111,8 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
       })
 
       test('a range over 90 days: the message is next to the dates, announced, and the To field is marked', async () => {
-        const { page, requests } = await open(server.base)
-        await useToken(page, server.seeded().token)
+        const { page, requests } = await open(setup.server.base)
+        await useToken(page, setup.server.seeded().token)
         await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
         const before = requests.length
         await setRange(page, '2026-01-01', '2026-04-30')
@@ -144,7 +127,7 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
   }
 
   test('without a token, Preview and Download are disabled and no request is sent (no "Bearer null")', async () => {
-    const { page, requests } = await openPage(browser, server.base)
+    const { page, requests } = await openPage(setup.browser, setup.server.base)
     expect(await page.getByRole('button', { name: 'Preview' }).isDisabled()).toBe(true)
     expect(await page.getByRole('button', { name: 'Download CSV' }).isDisabled()).toBe(true)
     await page.getByText('Preview and Download work once a token is accepted.').waitFor()
@@ -157,8 +140,8 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
   })
 
   test('reloading the page with a token in use spends no request and still shows the organisation and its quota', async () => {
-    const { page, requests } = await openPage(browser, quota.base)
-    await useToken(page, quota.seeded({ plan: 'demo' }).token)
+    const { page, requests } = await openPage(setup.browser, setup.quota.base)
+    await useToken(page, setup.quota.seeded({ plan: 'demo' }).token)
     await page.getByText('1 of 2 requests left today; each preview or download uses one.').waitFor()
     const before = requests.filter((url) => url.includes('/v1/')).length
     await page.reload()
@@ -170,8 +153,8 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
   })
 
   test('dates the API cannot read get a message that names them, not "choose both dates"', async () => {
-    const { page, requests } = await openPage(browser, server.base)
-    await useToken(page, server.seeded().token)
+    const { page, requests } = await openPage(setup.browser, setup.server.base)
+    await useToken(page, setup.server.seeded().token)
     await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
     const before = requests.length
     const setDate = (id: string, value: string) =>

@@ -1,31 +1,20 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
-import type { Browser } from 'playwright-core'
-import { startServer, type TestServer } from '../support/harness.ts'
+import { startServer } from '../support/harness.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
-import { VIEWPORTS, chromiumAvailable, expectInViewport, launchChromium, openPage, screenshot, setRange, useToken } from './support.ts'
+import { VIEWPORTS, browserSetup, chromiumAvailable, expectInViewport, openPage, screenshot, setRange, useToken } from './support.ts'
 
 /** The rest of what an analyst meets on the page: what it says about the token, the file name, the layout. */
 describe.skipIf(!chromiumAvailable)('the export page', () => {
-  let server: TestServer
-  let browser: Browser
-
-  beforeAll(async () => {
-    server = await startServer()
-    browser = await launchChromium()
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await server?.close()
-  })
+  const setup = browserSetup({ server: {} })
 
   test('/favicon.ico is served, and loading / and /docs meets no error status', async () => {
-    const icon = await fetch(`${server.base}/favicon.ico`)
+    const icon = await fetch(`${setup.server.base}/favicon.ico`)
     expect(icon.status).toBe(200)
     expect(icon.headers.get('content-type')).toBe('image/x-icon')
     expect([...new Uint8Array(await icon.arrayBuffer()).slice(0, 4)]).toEqual([0, 0, 1, 0]) // an ICO header
     for (const path of ['/', '/docs']) {
-      const { page } = await openPage(browser, server.base, { path })
+      const { page } = await openPage(setup.browser, setup.server.base, { path })
       const failures: string[] = []
       page.on('response', (response) => {
         if (response.status() >= 400) failures.push(`${response.status()} ${response.url()}`)
@@ -37,9 +26,9 @@ describe.skipIf(!chromiumAvailable)('the export page', () => {
   })
 
   test('says which organisation the token belongs to (by its locations), and how to get a token', async () => {
-    const { page } = await openPage(browser, server.base)
+    const { page } = await openPage(setup.browser, setup.server.base)
     await page.getByText('npm run -s admin -- token create --org <org> --name <name>').waitFor()
-    const { token } = server.seeded()
+    const { token } = setup.server.seeded()
     await useToken(page, token)
     await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
     expect(await page.locator('#token-status').textContent()).toBe(
@@ -53,8 +42,8 @@ describe.skipIf(!chromiumAvailable)('the export page', () => {
   })
 
   test("next to To, the file name's exclusive end; the file is named so", async () => {
-    const { page } = await openPage(browser, server.base)
-    await useToken(page, server.seeded().token)
+    const { page } = await openPage(setup.browser, setup.server.base)
+    await useToken(page, setup.server.seeded().token)
     await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
     await setRange(page, '2026-03-01', '2026-03-20')
     expect(await page.locator('#to-help').textContent()).toBe(
@@ -67,8 +56,8 @@ describe.skipIf(!chromiumAvailable)('the export page', () => {
   })
 
   test('at 360 px every legend stays on one line inside its fieldset, and nothing is wider than the screen', async () => {
-    const { page } = await openPage(browser, server.base, { viewport: VIEWPORTS.phone })
-    await useToken(page, server.seeded().token)
+    const { page } = await openPage(setup.browser, setup.server.base, { viewport: VIEWPORTS.phone })
+    await useToken(page, setup.server.seeded().token)
     await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
     const legends = await page.locator('legend').evaluateAll((all) =>
       all.map((legend) => {
@@ -87,9 +76,9 @@ describe.skipIf(!chromiumAvailable)('the export page', () => {
   })
 
   test("an organisation whose data cannot be read: said next to the token, which stays in the field to try again", async () => {
-    const { org, token } = server.seeded()
-    rmSync(tenantFilePath(server.dataDir, org.id))
-    const { page } = await openPage(browser, server.base)
+    const { org, token } = setup.server.seeded()
+    rmSync(tenantFilePath(setup.server.dataDir, org.id))
+    const { page } = await openPage(setup.browser, setup.server.base)
     await useToken(page, token)
     const message = page.getByRole('alert').filter({ hasText: "The organisation's data cannot be read right now." })
     await message.waitFor()
@@ -102,7 +91,7 @@ describe.skipIf(!chromiumAvailable)('the export page', () => {
 
   test('a server that went away: "could not be reached", under the buttons', async () => {
     const gone = await startServer()
-    const { page } = await openPage(browser, gone.base)
+    const { page } = await openPage(setup.browser, gone.base)
     await useToken(page, gone.seeded().token)
     await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
     await gone.close()

@@ -1,25 +1,15 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
-import { openTenant, startServer, type TestServer } from '../support/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { openTenant } from '../support/harness.ts'
 import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
-import { VIEWPORTS, chromiumAvailable, expectInViewport, launchChromium, openPage, screenshot, setRange, useToken, type ViewportName } from './support.ts'
+import { VIEWPORTS, browserSetup, chromiumAvailable, expectInViewport, openPage, screenshot, setRange, useToken, type ViewportName } from './support.ts'
 
 /** The preview reads as the file will: names where the file has ids, the count the API gave, nothing stale. */
 describe.skipIf(!chromiumAvailable)('the preview of the export page', () => {
-  let server: TestServer
-  let browser: Browser
-
-  beforeAll(async () => {
-    server = await startServer()
-    browser = await launchChromium()
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await server?.close()
-  })
+  const setup = browserSetup({ server: {} })
 
   async function ready(token: string, viewport: { width: number; height: number } = VIEWPORTS.desktop): Promise<Page> {
-    const { page } = await openPage(browser, server.base, { viewport })
+    const { page } = await openPage(setup.browser, setup.server.base, { viewport })
     await useToken(page, token)
     await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
     await setRange(page, '2026-03-01', '2026-03-04')
@@ -32,7 +22,7 @@ describe.skipIf(!chromiumAvailable)('the preview of the export page', () => {
   for (const size of Object.keys(VIEWPORTS) as ViewportName[]) {
     const viewport = VIEWPORTS[size]
     test(`names with their ids, the count, the demo column, scrolled into view (${viewport.width}×${viewport.height})`, async () => {
-      const page = await ready(server.seeded({ plan: 'demo' }).token, viewport)
+      const page = await ready(setup.server.seeded({ plan: 'demo' }).token, viewport)
       await preview(page)
       const heading = page.getByRole('heading', { name: 'Preview' })
       await heading.waitFor()
@@ -57,7 +47,7 @@ describe.skipIf(!chromiumAvailable)('the preview of the export page', () => {
   }
 
   test('a paid organisation has no demo column', async () => {
-    const page = await ready(server.seeded().token)
+    const page = await ready(setup.server.seeded().token)
     await preview(page)
     await page.getByRole('cell', { name: 't-006' }).waitFor()
     expect(await headers(page)).not.toContain('demo')
@@ -65,8 +55,8 @@ describe.skipIf(!chromiumAvailable)('the preview of the export page', () => {
   })
 
   test('more rows than one page: "more than 500", a number the API gave, and the first 20 shown', async () => {
-    const { org, token } = server.organisation()
-    const db = openTenant(server.dataDir, org.id)
+    const { org, token } = setup.server.organisation()
+    const db = openTenant(setup.server.dataDir, org.id)
     writeStructure(db)
     writeBulkTickets(db, { count: 600, start: '2026-03-01', everySeconds: 60 })
     db.close()
@@ -78,7 +68,7 @@ describe.skipIf(!chromiumAvailable)('the preview of the export page', () => {
   })
 
   test('a new query and Forget clear the old rows and progress', async () => {
-    const page = await ready(server.seeded().token)
+    const page = await ready(setup.server.seeded().token)
     await preview(page)
     await page.getByRole('cell', { name: 't-001' }).waitFor()
 

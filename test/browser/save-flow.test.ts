@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
-import { openTenant, startServer, type TestServer } from '../support/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { openTenant } from '../support/harness.ts'
 import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
 import {
-  VIEWPORTS, chromiumAvailable, expectAnnounced, expectInViewport, launchChromium, openPage, pickerRecord, releaseWrites, screenshot,
+  VIEWPORTS, browserSetup, chromiumAvailable, expectAnnounced, expectInViewport, openPage, pickerRecord, releaseWrites, screenshot,
   setPicker, setRange, useToken,
 } from './support.ts'
 
@@ -13,23 +13,10 @@ import {
  * file name, the success line names the file chosen, and a failure after the dialog leaves no file.
  */
 describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)', () => {
-  let server: TestServer
-  let limited: TestServer
-  let browser: Browser
-
-  beforeAll(async () => {
-    server = await startServer()
-    limited = await startServer({ rateLimitPerMinute: 2 })
-    browser = await launchChromium()
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await server?.close()
-    await limited?.close()
-  })
+  const setup = browserSetup({ server: {}, limited: { rateLimitPerMinute: 2 } })
 
   async function ready(base: string, token: string, viewport: { width: number; height: number } = VIEWPORTS.desktop): Promise<Page> {
-    const { page } = await openPage(browser, base, { picker: 'stub', viewport })
+    const { page } = await openPage(setup.browser, base, { picker: 'stub', viewport })
     await useToken(page, token)
     await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
     await setRange(page, '2026-03-01', '2026-03-04')
@@ -40,8 +27,8 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
   const DEMO_NAME = 'demo-tickets_20260301T000000Z_20260305T000000Z.csv'
 
   test("a demo organisation's dialog suggests demo-tickets_…csv; the success line names the file chosen; the file equals the API's", async () => {
-    const { token } = server.seeded({ plan: 'demo' })
-    const page = await ready(server.base, token)
+    const { token } = setup.server.seeded({ plan: 'demo' })
+    const page = await ready(setup.server.base, token)
     await setPicker(page, { chooseName: 'march for the board.csv' })
     await download(page)
     await page.getByText(`Saved march for the board.csv: 6 rows`, { exact: false }).waitFor()
@@ -50,14 +37,14 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
     )
     const record = await pickerRecord(page)
     expect(record.dialogs).toEqual([{ suggestedName: DEMO_NAME }])
-    const direct = await (await server.get('/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-05', token)).text()
+    const direct = await (await setup.server.get('/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-05', token)).text()
     expect(record.files).toEqual({ 'march for the board.csv': direct })
     expect(direct.split('\r\n')[0]).toEndWith(',demo')
     await page.context().close()
   })
 
   test('the name kept as suggested is the name reported', async () => {
-    const page = await ready(server.base, server.seeded().token)
+    const page = await ready(setup.server.base, setup.server.seeded().token)
     await download(page)
     await page.getByText(/^Saved tickets_20260301T000000Z_20260305T000000Z\.csv: 6 rows \(.+\)\.$/).waitFor()
     expect(Object.keys((await pickerRecord(page)).files)).toEqual(['tickets_20260301T000000Z_20260305T000000Z.csv'])
@@ -65,10 +52,10 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
   })
 
   test('a 401 answers before any dialog opens', async () => {
-    const { org } = server.seeded()
-    const { id, token } = server.token(org.id)
-    const page = await ready(server.base, token)
-    server.app.store.revokeToken(id, new Date().toISOString())
+    const { org } = setup.server.seeded()
+    const { id, token } = setup.server.token(org.id)
+    const page = await ready(setup.server.base, token)
+    setup.server.app.store.revokeToken(id, new Date().toISOString())
     await download(page)
     await page.getByRole('alert').filter({ hasText: /token was not accepted/ }).waitFor()
     expect(await pickerRecord(page)).toEqual({ dialogs: [], files: {}, removed: [] })
@@ -77,7 +64,7 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
 
   for (const [size, viewport] of Object.entries(VIEWPORTS)) {
     test(`a 429 answers before any dialog opens, and is seen (${size})`, async () => {
-      const page = await ready(limited.base, limited.seeded().token, viewport) // request 1
+      const page = await ready(setup.limited.base, setup.limited.seeded().token, viewport) // request 1
       await page.getByRole('button', { name: 'Preview' }).click() // request 2
       await page.getByRole('cell', { name: 't-001' }).waitFor()
       await download(page) // request 3: 429
@@ -91,7 +78,7 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
   }
 
   test('a write that fails after the dialog leaves no file, and says why', async () => {
-    const page = await ready(server.base, server.seeded().token)
+    const page = await ready(setup.server.base, setup.server.seeded().token)
     await setPicker(page, { failWrite: true })
     await download(page)
     const message = page.getByRole('alert').filter({ hasText: 'The file could not be written: The disk is full. No file was left behind.' })
@@ -105,7 +92,7 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
   })
 
   test('without handle.remove() the page names the empty file it could not remove', async () => {
-    const page = await ready(server.base, server.seeded().token)
+    const page = await ready(setup.server.base, setup.server.seeded().token)
     await setPicker(page, { failWrite: true, noRemove: true, chooseName: 'x.csv' })
     await download(page)
     await page.getByRole('alert').filter({ hasText: 'An empty file named x.csv is left where you chose to save it; delete it.' }).waitFor()
@@ -114,7 +101,7 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
   })
 
   test('Cancel during the transfer leaves no file', async () => {
-    const page = await ready(server.base, server.seeded().token)
+    const page = await ready(setup.server.base, setup.server.seeded().token)
     await setPicker(page, { holdWrites: true })
     await download(page)
     await page.waitForFunction(() => (window as unknown as { __picker: { held: unknown[] } }).__picker.held.length > 0)
@@ -130,12 +117,12 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
   })
 
   test('without the Save dialog (Firefox, Safari), a Cancel during the transfer hands nothing to the browser', async () => {
-    const { org, token } = server.organisation()
-    const db = openTenant(server.dataDir, org.id)
+    const { org, token } = setup.server.organisation()
+    const db = openTenant(setup.server.dataDir, org.id)
     writeStructure(db)
     writeBulkTickets(db, { count: 20_000, start: '2026-03-01', everySeconds: 10 })
     db.close()
-    const { page } = await openPage(browser, server.base, { picker: 'none' })
+    const { page } = await openPage(setup.browser, setup.server.base, { picker: 'none' })
     await useToken(page, token)
     await setRange(page, '2026-03-01', '2026-03-04')
     // Chromium's own network emulation makes the transfer slow enough to be cancelled half-way.
@@ -153,7 +140,7 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
   })
 
   test('a dialog closed without choosing saves nothing and says so', async () => {
-    const page = await ready(server.base, server.seeded().token)
+    const page = await ready(setup.server.base, setup.server.seeded().token)
     await setPicker(page, { cancel: true })
     await download(page)
     await page.getByRole('alert').filter({ hasText: 'Nothing was saved: the Save dialog was closed.' }).waitFor()
@@ -162,7 +149,7 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
   })
 
   test('when the server answered too late for the dialog to open by itself, one more click opens it', async () => {
-    const page = await ready(server.base, server.seeded().token, VIEWPORTS.phone)
+    const page = await ready(setup.server.base, setup.server.seeded().token, VIEWPORTS.phone)
     await setPicker(page, { noActivation: true })
     await download(page)
     const prompt = page.getByRole('alert').filter({ hasText: /The server is ready\. Press “Choose where to save”/ })

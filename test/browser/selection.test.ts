@@ -1,30 +1,22 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
-import { openTenant, startServer, type TestServer } from '../support/harness.ts'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { openTenant } from '../support/harness.ts'
 import { writeStructure } from '../support/fixtures.ts'
-import { chromiumAvailable, launchChromium, openPage, pickerRecord, setRange, useToken } from './support.ts'
+import { browserSetup, chromiumAvailable, openPage, pickerRecord, setRange, useToken } from './support.ts'
 
 /**
  * What is ticked is what is exported: a location's box ticks its queues, and the request names
  * the union of the ticked queues (the API would AND a locationId with a queueId).
  */
 describe.skipIf(!chromiumAvailable)('the selection of the export page', () => {
-  let server: TestServer
-  let browser: Browser
+  const setup = browserSetup({ server: {} })
   let token: string
-
-  beforeAll(async () => {
-    server = await startServer()
-    token = server.seeded().token
-    browser = await launchChromium()
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await server?.close()
+  beforeAll(() => {
+    token = setup.server.seeded().token
   })
 
   async function ready(): Promise<{ page: Page; requests: string[] }> {
-    const opened = await openPage(browser, server.base, { picker: 'stub' })
+    const opened = await openPage(setup.browser, setup.server.base, { picker: 'stub' })
     await useToken(opened.page, token)
     await opened.page.getByRole('checkbox', { name: 'Payments' }).waitFor()
     await setRange(opened.page, '2026-03-01', '2026-03-04')
@@ -47,7 +39,7 @@ describe.skipIf(!chromiumAvailable)('the selection of the export page', () => {
     const [sent] = apiCalls(requests, '/v1/exports/tickets.csv')
     expect(sent!.getAll('queueId').sort()).toEqual(['q_pay', 'q_zh'])
     expect(sent!.getAll('locationId')).toEqual([])
-    const direct = await (await server.get('/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-05&queueId=q_pay&queueId=q_zh', token)).text()
+    const direct = await (await setup.server.get('/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-05&queueId=q_pay&queueId=q_zh', token)).text()
     const file = Object.values((await pickerRecord(page)).files)[0]!
     expect(file).toBe(direct)
     expect(file.split('\r\n').slice(1, -1).map((row) => row.split(',')[0])).toEqual(['t-001', 't-002', 't-004', 't-005', 't-006'])
@@ -98,15 +90,15 @@ describe.skipIf(!chromiumAvailable)('the selection of the export page', () => {
   })
 
   test('more ticked queues than one request can name: said before anything is sent', async () => {
-    const { org, token: many } = server.organisation()
-    const db = openTenant(server.dataDir, org.id)
+    const { org, token: many } = setup.server.organisation()
+    const db = openTenant(setup.server.dataDir, org.id)
     writeStructure(db)
     const insert = db.prepare("INSERT INTO queues (id, location_id, name, slug) VALUES (?, 'loc_b', ?, ?)")
     db.transaction(() => {
       for (let i = 0; i < 500; i++) insert.run(`que_${String(i).padStart(16, '0')}`, `Desk ${i}`, `desk-${i}`)
     })()
     db.close()
-    const { page, requests } = await openPage(browser, server.base)
+    const { page, requests } = await openPage(setup.browser, setup.server.base)
     await useToken(page, many)
     await page.getByRole('checkbox', { name: 'Zürich Hauptbahnhof' }).check()
     const before = requests.length

@@ -1,7 +1,9 @@
-import { expect } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
+import type { Config } from '../../src/config/config.ts'
+import { startServer, type TestServer } from '../support/harness.ts'
 
 /**
  * Real headless Chromium (Debian's package) for the browser tests. Without it the tests are
@@ -29,6 +31,24 @@ export async function launchChromium(): Promise<Browser> {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   })
+}
+
+/**
+ * Chromium and the named test servers (each with its config overrides) for one describe block:
+ * started before its tests, closed after them. Their fields are set once the tests run.
+ */
+export function browserSetup<Names extends string>(servers: Record<Names, Partial<Config>>): { browser: Browser } & Record<Names, TestServer> {
+  const setup = {} as { browser: Browser } & Record<Names, TestServer>
+  const names = Object.keys(servers) as Names[]
+  beforeAll(async () => {
+    for (const name of names) setup[name] = (await startServer(servers[name])) as (typeof setup)[Names]
+    setup.browser = await launchChromium()
+  })
+  afterAll(async () => {
+    await setup.browser?.close()
+    for (const name of names) await setup[name]?.close()
+  })
+  return setup
 }
 
 export interface OpenOptions {
