@@ -1,8 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { openTenant } from '../support/harness.ts'
-import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
-import { VIEWPORTS, browserSetup, chromiumAvailable, expectInViewport, openPage, screenshot, setRange, useToken, type ViewportName } from './support.ts'
+import { VIEWPORTS, browserSetup, chromiumAvailable, organisationWithManyTickets, expectInViewport, openPage, screenshot, setRange, useToken, type ViewportName } from './support.ts'
 
 /** The preview reads as the file will: names where the file has ids, the count the API gave, nothing stale. */
 describe.skipIf(!chromiumAvailable)('the preview of the export page', () => {
@@ -55,11 +53,7 @@ describe.skipIf(!chromiumAvailable)('the preview of the export page', () => {
   })
 
   test('more rows than one page: "more than 500", a number the API gave, and the first 20 shown', async () => {
-    const { org, token } = setup.server.organisation()
-    const db = openTenant(setup.server.dataDir, org.id)
-    writeStructure(db)
-    writeBulkTickets(db, { count: 600, start: '2026-03-01', everySeconds: 60 })
-    db.close()
+    const token = organisationWithManyTickets(setup.server, 600, 60)
     const page = await ready(token)
     await preview(page)
     await page.getByText('More than 500 tickets match; the first 20 are shown (the download has them all).', { exact: true }).first().waitFor()

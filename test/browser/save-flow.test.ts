@@ -1,9 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { openTenant } from '../support/harness.ts'
-import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
 import {
-  VIEWPORTS, browserSetup, chromiumAvailable, expectAnnounced, expectInViewport, openPage, pickerRecord, releaseWrites, screenshot,
+  VIEWPORTS, browserSetup, chromiumAvailable, organisationWithManyTickets, expectAnnounced, expectInViewport, openPage, pickerRecord, releaseWrites, screenshot,
   setPicker, setRange, useToken,
 } from './support.ts'
 
@@ -117,11 +115,7 @@ describe.skipIf(!chromiumAvailable)('saving with the Save dialog (Chrome, Edge)'
   })
 
   test('without the Save dialog (Firefox, Safari), a Cancel during the transfer hands nothing to the browser', async () => {
-    const { org, token } = setup.server.organisation()
-    const db = openTenant(setup.server.dataDir, org.id)
-    writeStructure(db)
-    writeBulkTickets(db, { count: 20_000, start: '2026-03-01', everySeconds: 10 })
-    db.close()
+    const token = organisationWithManyTickets(setup.server, 20_000, 10)
     const { page } = await openPage(setup.browser, setup.server.base, { picker: 'none' })
     await useToken(page, token)
     await setRange(page, '2026-03-01', '2026-03-04')
