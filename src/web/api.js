@@ -2,7 +2,7 @@
 // client can replace it in one place. It knows HTTP and the contract's headers, nothing of the page.
 
 /** How many tickets the preview asks for: one page, so that a preview costs one request. */
-export const PREVIEW_PAGE = 500
+const PREVIEW_PAGE = 500
 
 /** A failed API answer, with what is needed to explain it. */
 export class ApiProblem extends Error {

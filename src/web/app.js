@@ -1,7 +1,7 @@
 // The analyst's export page: wires the form to the API. Plain browser JavaScript modules, no build
 // step, nothing loaded from another host. Every API call goes through api.js.
 
-import { ApiProblem, PREVIEW_PAGE, fetchFirstTickets, fetchLocations, readLimits, startExport } from './api.js'
+import { ApiProblem, fetchFirstTickets, fetchLocations, readLimits, startExport } from './api.js'
 import { createFeedback } from './feedback.js'
 import { compactInstant, defaultRange, describeRange, isoDay, readRange } from './range.js'
 import { placeNames, readPlaces, renderPlaces } from './places.js'
@@ -32,7 +32,7 @@ const state = {
   token: storedToken(),
   /** `{ locations, demo, day, seenAt }` of the token's organisation, once known. */
   organisation: null,
-  /** When the quota figures were read by this page load (not remembered from an earlier one). */
+  /** Whether the quota figures were read by this page load (not remembered from an earlier one). */
   freshQuota: false,
   busy: false,
   /** The AbortController of the download in progress. */
@@ -202,10 +202,9 @@ function currentQuery() {
 async function loadOrganisation(token) {
   const { locations, limits } = await fetchLocations(token)
   state.token = token
-  showOrganisation({ locations, demo: limits.demo, day: limits.day, seenAt: Date.now() })
   state.freshQuota = true
+  showOrganisation({ locations, demo: limits.demo, day: limits.day, seenAt: Date.now() })
   rememberOrganisation(token, state.organisation)
-  showQuota()
 }
 
 async function useToken(event) {

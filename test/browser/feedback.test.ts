@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import {
-  VIEWPORTS, browserSetup, chromiumAvailable, expectAnnounced, expectInViewport, openPage, screenshot, setRange, useToken,
+  ARTIFACTS, VIEWPORTS, browserSetup, chromiumAvailable, expectAnnounced, expectInViewport, openPage, screenshot, setRange, useToken,
   type OpenOptions, type ViewportName,
 } from './support.ts'
 
@@ -101,6 +101,7 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
         const { page, requests } = await open(setup.quota.base)
         await useToken(page, setup.quota.seeded({ plan: 'demo' }).token) // 1 of 2
         await page.getByText('1 of 2 requests left today; each preview or download uses one.').waitFor()
+        await page.screenshot({ path: `${ARTIFACTS}/demo-quota-line-${at}.png`, fullPage: true })
         await setRange(page, '2026-03-01', '2026-03-04')
         await page.getByRole('button', { name: 'Preview' }).click() // 2 of 2
         await page.getByText(/^No requests left today: the quota of 2 resets at/).waitFor()
