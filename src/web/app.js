@@ -337,7 +337,8 @@ function forget() {
   dropToken()
   clearResults()
   els.token.value = ''
-  feedback.progress('Token forgotten: it is no longer kept in this tab.')
+  // Said under the token field, next to the button that did it.
+  els.tokenStatus.textContent = 'No token in use: the token was forgotten from this tab.'
 }
 
 // ---- wiring ---------------------------------------------------------------------------------------
