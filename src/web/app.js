@@ -1,300 +1,365 @@
-// The analyst's export page. Plain browser JavaScript, no build step, nothing loaded from another host.
-// The token lives in sessionStorage only: never in a URL, never in a log.
+// The analyst's export page: wires the form to the API. Plain browser JavaScript modules, no build
+// step, nothing loaded from another host. Every API call goes through api.js.
 
-const TOKEN_KEY = 'queue-analytics-token'
-const MAX_DAYS = 90
-const DAY_MS = 86_400_000
+import { ApiProblem, fetchFirstTickets, fetchLocations, readLimits, startExport } from './api.js'
+import { createFeedback } from './feedback.js'
+import { compactInstant, defaultRange, describeRange, isoDay, readRange } from './range.js'
+import { placeNames, readPlaces, renderPlaces } from './places.js'
+import { renderPreview } from './preview.js'
+import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.js'
+import { forgetSession, rememberOrganisation, rememberedOrganisation, storeToken, storedToken, tokenHint } from './session.js'
+
+/** Rows the preview shows of the page it reads. */
+const PREVIEW_ROWS = 20
+/** Bun refuses request lines over 16 KiB; stay well below with the ticked queues' ids. */
+const MAX_QUERY_CHARS = 12_000
 
 const $ = (id) => document.getElementById(id)
 const els = {
-  tokenForm: $('token-form'), token: $('token'), forget: $('forget-token'),
-  queryForm: $('query-form'), from: $('from'), to: $('to'), places: $('places'), placesList: $('places-list'),
-  preview: $('preview'), download: $('download'), cancel: $('cancel'),
-  message: $('message'), progress: $('progress'), demo: $('demo-notice'),
-  previewSection: $('preview-section'), previewTable: $('preview-table'),
+  tokenForm: $('token-form'), token: $('token'), forget: $('forget-token'), tokenStatus: $('token-status'),
+  queryForm: $('query-form'), from: $('from'), to: $('to'), toHelp: $('to-help'), places: $('places'), placesList: $('places-list'),
+  statuses: $('statuses'), summary: $('summary'),
+  preview: $('preview'), download: $('download'), saveAs: $('save-as'), cancel: $('cancel'), actionsHint: $('actions-hint'),
+  progress: $('progress'), demo: $('demo-notice'), quota: $('quota'),
+  previewSection: $('preview-section'), previewCount: $('preview-count'), previewTable: $('preview-table'),
+}
+const feedback = createFeedback({
+  regions: { token: $('token-message'), range: $('range-message'), query: $('message') },
+  progress: els.progress,
+})
+
+const state = {
+  token: storedToken(),
+  /** `{ locations, demo, day, seenAt }` of the token's organisation, once known. */
+  organisation: null,
+  /** Whether the quota figures were read by this page load (not remembered from an earlier one). */
+  freshQuota: false,
+  busy: false,
+  /** The AbortController of the download in progress. */
+  download: null,
 }
 
-let running = null // { controller, writable } of the download in progress
-let countdown = null
+// ---- what the page shows about the token and its organisation ---------------------------------
 
-// ---- messages ---------------------------------------------------------------------------------
-
-function showMessage(text, kind = 'error') {
-  clearInterval(countdown)
-  els.message.hidden = false
-  els.message.className = kind
-  els.message.textContent = text
+function listNames(names) {
+  if (names.length <= 3) return names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0]
+  return `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`
 }
 
-function clearMessage() {
-  clearInterval(countdown)
-  els.message.hidden = true
-  els.message.textContent = ''
-}
-
-/** A failed API answer, with what is needed to explain it. */
-class ApiProblem extends Error {
-  constructor(status, body, headers) {
-    super(body?.message ?? `HTTP ${status}`)
-    this.status = status
-    this.body = body ?? {}
-    this.headers = headers
-  }
-}
-
-/** Turns any failure into a sentence a person understands (and a countdown for rate limits). */
-function explain(error) {
-  if (error?.name === 'AbortError') return showMessage('The download was cancelled.', 'info')
-  if (!(error instanceof ApiProblem)) return showMessage('The server could not be reached. Check your connection and try again.')
-  const { status, body, headers } = error
-  if (status === 401) return showMessage('This token was not accepted: it may be mistyped, revoked, or from another installation. Paste a current token.')
-  if (status === 402) return showMessage('The API feature is not enabled for this organisation. Ask an administrator to enable it.')
-  if (status === 400) return showMessage(`The request was not accepted: ${body.message ?? 'invalid parameters.'}`)
-  if (status === 503) return showMessage("The organisation's data cannot be read right now. Please try again in a few minutes.")
-  if (status === 429 && body.error === 'demo_quota_exceeded') {
-    const at = new Date(body.resetAt)
-    return showMessage(`This demo organisation has used its ${body.limit} requests for today. The quota resets at ${at.toLocaleString()} (your local time).`)
-  }
-  if (status === 429) {
-    let seconds = Number(headers.get('Retry-After') ?? body.retryAfter ?? 1)
-    const tick = () => {
-      els.message.textContent = seconds > 0
-        ? `Too many requests in the last minute. You can try again in ${seconds} second${seconds === 1 ? '' : 's'}.`
-        : 'You can try again now.'
-      if (seconds-- <= 0) clearInterval(countdown)
-    }
-    showMessage('')
-    tick()
-    countdown = setInterval(tick, 1000)
+/** The API tells no organisation name: the token's organisation is shown by its locations. */
+function showTokenStatus() {
+  if (!state.token) {
+    els.tokenStatus.textContent = 'No token in use.'
     return
   }
-  return showMessage(`Something went wrong on the server (HTTP ${status}). Request id: ${body.requestId ?? 'unknown'}.`)
-}
-
-// ---- API --------------------------------------------------------------------------------------
-
-function token() {
-  return sessionStorage.getItem(TOKEN_KEY)
-}
-
-async function api(path, signal) {
-  const response = await fetch(path, { headers: { Authorization: `Bearer ${token()}` }, signal })
-  if (!response.ok) {
-    const body = await response.json().catch(() => null)
-    throw new ApiProblem(response.status, body, response.headers)
+  let text = `Token ${tokenHint(state.token)} is in use for this tab.`
+  const organisation = state.organisation
+  if (organisation) {
+    const names = [...placeNames(organisation.locations).locations.values()]
+    const kind = organisation.demo ? 'a demo organisation' : 'the organisation'
+    text += names.length === 0
+      ? ` It belongs to ${kind} that has no locations yet.`
+      : ` It belongs to ${kind} with ${names.length === 1 ? 'the location' : `${names.length} locations:`} ${listNames(names)}.`
   }
-  return response
+  els.tokenStatus.textContent = text
 }
 
-/** A demo organisation's answers carry a "day" quota in RateLimit-Policy; paid ones do not. */
-function noteDemo(response) {
-  const policy = response.headers.get('RateLimit-Policy') ?? ''
-  els.demo.hidden = !(policy.includes('"day"') || response.headers.get('X-Service-Demo') === '1')
+function showQuota() {
+  const { demo, day, seenAt } = state.organisation ?? {}
+  els.demo.hidden = !demo
+  if (!day) {
+    els.quota.textContent = ''
+    return
+  }
+  const asOf = state.freshQuota ? '' : ` (as of ${new Date(seenAt).toLocaleTimeString()})`
+  els.quota.textContent = day.remaining > 0
+    ? `${day.remaining} of ${day.limit} requests left today${asOf}; each preview or download uses one.`
+    : `No requests left today${asOf}: the quota of ${day.limit} resets at ${new Date(seenAt + day.resetSeconds * 1000).toLocaleTimeString()} (your local time).`
 }
 
-// ---- the form ---------------------------------------------------------------------------------
-
-function isoDay(ms) {
-  return new Date(ms).toISOString().slice(0, 10)
+/** Takes in what an answer's rate-limit headers said (demo or not, the day's quota). */
+function noteLimits(limits) {
+  if (!state.organisation) return
+  Object.assign(state.organisation, { demo: limits.demo, day: limits.day, seenAt: Date.now() })
+  state.freshQuota = true
+  rememberOrganisation(state.token, state.organisation)
+  showQuota()
+  showTokenStatus()
 }
 
-function defaultRange() {
-  const today = Math.floor(Date.now() / DAY_MS) * DAY_MS
-  els.to.value = isoDay(today)
-  els.from.value = isoDay(today - 29 * DAY_MS)
+function updateActions() {
+  const ready = Boolean(state.token) && !state.busy
+  els.preview.disabled = !ready
+  els.download.disabled = !ready
+  els.actionsHint.hidden = Boolean(state.token)
 }
 
-/** The query of the form, or null with a message when the range is not valid. */
+function setBusy(busy) {
+  state.busy = busy
+  updateActions()
+}
+
+function showOrganisation(organisation) {
+  state.organisation = organisation
+  renderPlaces(els.placesList, organisation.locations, updateSummary)
+  els.places.disabled = false
+  showQuota()
+  showTokenStatus()
+  updateActions()
+  updateSummary()
+}
+
+/** Old previews, progress and messages go as soon as something new is asked. */
+function clearResults() {
+  feedback.clear()
+  feedback.progress('')
+  els.previewSection.hidden = true
+  els.previewTable.replaceChildren()
+  els.previewCount.textContent = ''
+}
+
+function dropToken() {
+  state.download?.abort()
+  forgetSession()
+  state.token = null
+  state.organisation = null
+  els.places.disabled = true
+  els.placesList.innerHTML = '<p class="hint">Use a token to load your locations and queues.</p>'
+  els.demo.hidden = true
+  els.quota.textContent = ''
+  showTokenStatus()
+  updateActions()
+  updateSummary()
+}
+
+/** A failed call: a token that is no longer accepted is dropped and explained next to the token field. */
+function handleProblem(error, region) {
+  if (error instanceof ApiProblem && error.headers.get('RateLimit-Policy')) noteLimits(readLimits(error.headers))
+  if (error instanceof ApiProblem && (error.status === 401 || error.status === 402)) {
+    dropToken()
+    els.token.focus()
+    feedback.explain(error, 'token')
+    return
+  }
+  feedback.explain(error, region)
+}
+
+// ---- the query ----------------------------------------------------------------------------------
+
+function checkedStatuses() {
+  return [...els.statuses.querySelectorAll('input:checked')].map((input) => ({ value: input.value, label: input.parentElement.textContent.trim() }))
+}
+
+function describeSelection(places, statuses) {
+  const queues = places.queueIds.length === 0 || places.all
+    ? 'all queues'
+    : `${places.queueIds.length} queue${places.queueIds.length === 1 ? '' : 's'} in ${places.locationCount} location${places.locationCount === 1 ? '' : 's'}`
+  const states = statuses.length === 0 || statuses.length === 6 ? 'all statuses' : `status ${listNames(statuses.map((s) => s.label))}`
+  return `${queues}, ${states}`
+}
+
+function readSelection() {
+  return { places: readPlaces(els.placesList, state.organisation?.locations ?? []), statuses: checkedStatuses() }
+}
+
+/** The summary line above the buttons and the file-name hint next to To, kept in step with the form. */
+function updateSummary() {
+  const range = readRange(els.from.value, els.to.value)
+  const { places, statuses } = readSelection()
+  const what = describeSelection(places, statuses)
+  els.summary.textContent = range.ok ? `Will export: ${what}, ${describeRange(range)} (${range.days} day${range.days === 1 ? '' : 's'}).` : `Will export: ${what}, once the dates are valid.`
+  els.toHelp.textContent = range.ok
+    ? `To is included: the file name ends with the day after it (…_${compactInstant(range.toMs)}.csv), because the API's end is exclusive.`
+    : "To is included: the file name ends with the day after it, because the API's end is exclusive."
+}
+
+/** The query of the form, or null after saying what to fix. */
 function currentQuery() {
-  const from = Date.parse(`${els.from.value}T00:00:00Z`)
-  const toDay = Date.parse(`${els.to.value}T00:00:00Z`)
-  if (Number.isNaN(from) || Number.isNaN(toDay)) {
-    showMessage('Choose both a From and a To date.')
+  els.from.removeAttribute('aria-invalid')
+  els.to.removeAttribute('aria-invalid')
+  const range = readRange(els.from.value, els.to.value)
+  if (!range.ok) {
+    const field = els[range.field]
+    field.setAttribute('aria-invalid', 'true')
+    field.focus()
+    feedback.show('range', range.message)
     return null
   }
-  const to = toDay + DAY_MS // the To day is included: the API's bound is exclusive
-  if (to <= from) {
-    showMessage('The To date must be on or after the From date.')
+  const { places, statuses } = readSelection()
+  const params = new URLSearchParams({ from: isoDay(range.fromMs), to: isoDay(range.toMs) })
+  // All queues ticked is the same as none: the query then names no queue at all.
+  if (!places.all) for (const id of places.queueIds) params.append('queueId', id)
+  for (const status of statuses) params.append('status', status.value)
+  if (params.toString().length > MAX_QUERY_CHARS) {
+    feedback.show('query', `${places.queueIds.length} queues are too many for one request: tick fewer, or none for all queues.`)
     return null
   }
-  const days = (to - from) / DAY_MS
-  if (days > MAX_DAYS) {
-    showMessage(`That range is ${days} days; one file covers at most ${MAX_DAYS}. Shorten the range, or download several files.`)
-    return null
-  }
-  const params = new URLSearchParams({ from: isoDay(from), to: isoDay(to) })
-  for (const input of els.queryForm.querySelectorAll('input[type="checkbox"]:checked')) params.append(input.name, input.value)
-  return params
+  return { params, summary: `${describeSelection(places, statuses)}, ${describeRange(range)}` }
 }
 
-function renderPlaces(locations) {
-  els.placesList.replaceChildren()
-  if (locations.length === 0) {
-    els.placesList.innerHTML = '<p class="hint">This organisation has no locations yet.</p>'
+// ---- actions --------------------------------------------------------------------------------------
+
+async function loadOrganisation(token) {
+  const { locations, limits } = await fetchLocations(token)
+  state.token = token
+  state.freshQuota = true
+  showOrganisation({ locations, demo: limits.demo, day: limits.day, seenAt: Date.now() })
+  rememberOrganisation(token, state.organisation)
+}
+
+async function useToken(event) {
+  event.preventDefault()
+  const value = els.token.value.trim()
+  if (!value) {
+    els.token.focus()
+    feedback.show('token', 'Paste a token first.')
     return
   }
-  for (const location of locations) {
-    const box = document.createElement('div')
-    box.className = 'location'
-    const label = document.createElement('label')
-    const input = Object.assign(document.createElement('input'), { type: 'checkbox', name: 'locationId', value: location.id })
-    label.append(input, ` ${location.name}`)
-    box.append(label)
-    if (location.queues.length > 0) {
-      const queues = document.createElement('div')
-      queues.className = 'checks'
-      queues.setAttribute('role', 'group')
-      queues.setAttribute('aria-label', `Queues of ${location.name}`)
-      for (const queue of location.queues) {
-        const queueLabel = document.createElement('label')
-        const queueInput = Object.assign(document.createElement('input'), { type: 'checkbox', name: 'queueId', value: queue.id })
-        queueLabel.append(queueInput, ` ${queue.name}${queue.status === 'ACTIVE' ? '' : ` (${queue.status.toLowerCase()})`}`)
-        queues.append(queueLabel)
-      }
-      box.append(queues)
-    }
-    els.placesList.append(box)
-  }
-}
-
-async function loadQueues() {
-  if (!token()) return
-  clearMessage()
-  els.progress.textContent = 'Loading locations and queues…'
+  clearResults()
+  feedback.progress('Checking the token…')
   try {
-    const response = await api('/v1/queues')
-    noteDemo(response)
-    renderPlaces((await response.json()).locations)
-    els.places.disabled = false
-    els.progress.textContent = 'Token accepted.'
+    await loadOrganisation(value)
+    // Kept only once accepted: a rejected token is never stored nor shown as in use.
+    storeToken(value)
+    els.token.value = ''
+    feedback.progress('')
   } catch (error) {
-    els.progress.textContent = ''
-    explain(error)
+    feedback.progress('')
+    // 401/402: this token will not work, so it is not kept, not even in the field.
+    if (error instanceof ApiProblem && (error.status === 401 || error.status === 402)) els.token.value = ''
+    els.token.focus()
+    feedback.explain(error, 'token')
   }
 }
 
-// ---- preview ----------------------------------------------------------------------------------
+function countLine(items, more, shown) {
+  const count = more ? `More than ${items.length} tickets match` : `${items.length} ticket${items.length === 1 ? '' : 's'} match${items.length === 1 ? 'es' : ''}`
+  const rows = items.length > shown ? `the first ${shown} are shown` : 'all are shown'
+  return `${count}; ${rows}${more ? ' (the download has them all)' : ''}.`
+}
 
-const COLUMNS = ['id', 'number', 'queueId', 'locationId', 'status', 'createdAt', 'calledAt', 'completedAt', 'cancelledAt', 'skippedAt', 'noShowAt', 'calledByDeviceSessionId']
-
-async function preview() {
-  clearMessage()
-  const params = currentQuery()
-  if (!params) return
-  params.set('limit', '10')
+async function preview(event) {
+  event.preventDefault()
+  clearResults()
+  const query = currentQuery()
+  if (!query) return
+  feedback.progress('Loading the preview…')
+  setBusy(true)
   try {
-    const response = await api(`/v1/tickets?${params}`)
-    noteDemo(response)
-    const { items } = await response.json()
-    const head = `<thead><tr>${COLUMNS.map((c) => `<th scope="col">${c}</th>`).join('')}</tr></thead>`
-    els.previewTable.innerHTML = head
-    const body = document.createElement('tbody')
-    for (const item of items) {
-      const row = document.createElement('tr')
-      for (const column of COLUMNS) row.append(Object.assign(document.createElement('td'), { textContent: item[column] ?? '' }))
-      body.append(row)
+    const { items, more, limits } = await fetchFirstTickets(query.params, state.token)
+    noteLimits(limits)
+    if (items.length === 0) {
+      feedback.progress(`No tickets match: ${query.summary}.`)
+      return
     }
-    els.previewTable.append(body)
+    const shown = items.slice(0, PREVIEW_ROWS)
+    renderPreview(els.previewTable, shown, { names: placeNames(state.organisation?.locations ?? []), demo: Boolean(state.organisation?.demo) })
+    const line = countLine(items, more, shown.length)
+    els.previewCount.textContent = `${line} Selection: ${query.summary}.`
     els.previewSection.hidden = false
-    els.progress.textContent = items.length === 0 ? 'No tickets match this selection.' : `Showing the first ${items.length} tickets.`
+    feedback.progress(line)
+    els.previewSection.scrollIntoView({ block: 'start' })
   } catch (error) {
-    explain(error)
+    feedback.progress('')
+    handleProblem(error, 'query')
+  } finally {
+    setBusy(false)
   }
-}
-
-// ---- download ---------------------------------------------------------------------------------
-
-function fileNameOf(response) {
-  const match = /filename="([^"]+)"/.exec(response.headers.get('Content-Disposition') ?? '')
-  return match ? match[1] : 'tickets.csv'
 }
 
 function formatBytes(bytes) {
   return bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`
 }
 
-async function download(event) {
-  event.preventDefault()
-  clearMessage()
-  const params = currentQuery()
-  if (!params) return
+/** When the Save dialog may no longer open by itself (the click is too long ago), a fresh click opens it. */
+function waitForSaveClick(name, signal) {
+  return new Promise((resolve, reject) => {
+    els.saveAs.hidden = false
+    feedback.show('query', `The server is ready. Press “Choose where to save” to pick a place for ${name}.`, 'info')
+    els.saveAs.focus()
+    els.saveAs.onclick = () => {
+      els.saveAs.hidden = true
+      feedback.clear()
+      resolve()
+    }
+    signal.addEventListener('abort', () => reject(new SaveProblem('The download was cancelled; nothing was saved.', 'info')), { once: true })
+  })
+}
+
+function explainFailure(failure) {
+  const cause = failure.cause
+  const what = cause instanceof SaveProblem
+    ? cause.message
+    : cause?.name === 'AbortError' ? 'The download was cancelled.' : 'The transfer broke off before the end of the file.'
+  const left = failure.leftover
+    ? ` An empty file named ${failure.leftover} is left where you chose to save it; delete it.`
+    : ' No file was left behind.'
+  feedback.show('query', what + left, cause?.name === 'AbortError' ? 'info' : 'error')
+}
+
+async function download() {
+  clearResults()
+  const query = currentQuery()
+  if (!query) return
   const controller = new AbortController()
-  running = { controller, writable: null }
+  state.download = controller
+  setBusy(true)
   els.cancel.disabled = false
-  els.download.disabled = true
+  feedback.progress('Asking the server for the file…')
   try {
-    // Ask for the file first: the picker needs the click that started this.
-    let handle = null
-    if ('showSaveFilePicker' in window) {
-      handle = await window.showSaveFilePicker({ suggestedName: 'tickets.csv', types: [{ description: 'CSV', accept: { 'text/csv': ['.csv'] } }] })
-    }
-    els.progress.textContent = 'Starting the export…'
-    const response = await api(`/v1/exports/tickets.csv?${params}`, controller.signal)
-    noteDemo(response)
-    const name = fileNameOf(response)
-    const reader = response.body.getReader()
-    const chunks = []
-    if (handle) running.writable = await handle.createWritable()
-    let bytes = 0
-    let lines = 0
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      bytes += value.byteLength
-      for (let i = 0; i < value.length; i++) if (value[i] === 10) lines++
-      if (running.writable) await running.writable.write(value)
-      else chunks.push(value)
-      els.progress.textContent = `Received ${Math.max(0, lines - 1).toLocaleString()} rows (${formatBytes(bytes)})…`
-    }
-    if (running.writable) {
-      await running.writable.close()
-    } else {
-      // No File System Access API: the file is assembled in memory, then saved.
-      const url = URL.createObjectURL(new Blob(chunks, { type: 'text/csv' }))
-      const link = Object.assign(document.createElement('a'), { href: url, download: name })
-      document.body.append(link)
-      link.click()
-      link.remove()
-      setTimeout(() => URL.revokeObjectURL(url), 60_000)
-    }
-    const demo = response.headers.get('X-Service-Demo') === '1' ? ' It is marked as demo data.' : ''
-    els.progress.textContent = `Downloaded ${name}: ${Math.max(0, lines - 1).toLocaleString()} rows (${formatBytes(bytes)}).${demo}`
+    const exported = await startExport(query.params, state.token, controller.signal)
+    noteLimits(exported.limits)
+    feedback.progress(canPickFile() ? `The server is ready: choose where to save ${exported.name}.` : `Receiving ${exported.name}…`)
+    const saved = await saveExport(exported, {
+      askForClick: () => waitForSaveClick(exported.name, controller.signal),
+      onProgress: ({ rows, bytes }) => feedback.progress(`Received ${rows.toLocaleString()} rows (${formatBytes(bytes)})…`),
+      signal: controller.signal,
+    })
+    const size = `${saved.rows.toLocaleString()} rows (${formatBytes(saved.bytes)})`
+    const demo = exported.limits.demo ? ' It is marked as demo data.' : ''
+    feedback.progress(saved.picked
+      ? `Saved ${saved.savedAs}: ${size}.${saved.savedAs === exported.name ? '' : ` (The server named it ${exported.name}.)`}${demo}`
+      : `Downloaded ${saved.savedAs}: ${size}.${demo}`)
   } catch (error) {
-    await running?.writable?.abort().catch(() => undefined)
-    els.progress.textContent = ''
-    explain(error)
+    feedback.progress('')
+    if (error instanceof SaveFailed) explainFailure(error)
+    else if (error instanceof SaveProblem) feedback.show('query', error.message, error.kind)
+    else handleProblem(error, 'query')
   } finally {
-    running = null
+    state.download = null
     els.cancel.disabled = true
-    els.download.disabled = false
+    els.saveAs.hidden = true
+    setBusy(false)
   }
 }
 
-// ---- wiring -----------------------------------------------------------------------------------
-
-els.tokenForm.addEventListener('submit', (event) => {
-  event.preventDefault()
-  const value = els.token.value.trim()
-  if (!value) return
-  sessionStorage.setItem(TOKEN_KEY, value)
+function forget() {
+  dropToken()
+  clearResults()
   els.token.value = ''
-  els.token.placeholder = 'Token in use for this tab'
-  loadQueues()
-})
-els.forget.addEventListener('click', () => {
-  sessionStorage.removeItem(TOKEN_KEY)
-  els.token.placeholder = ''
-  els.places.disabled = true
-  els.placesList.innerHTML = '<p class="hint">Use a token to load your locations and queues.</p>'
-  els.demo.hidden = true
-  els.progress.textContent = 'Token forgotten.'
-})
-els.preview.addEventListener('click', preview)
-els.queryForm.addEventListener('submit', download)
-els.cancel.addEventListener('click', () => running?.controller.abort())
+  // Said under the token field, next to the button that did it.
+  els.tokenStatus.textContent = 'No token in use: the token was forgotten from this tab.'
+}
 
-defaultRange()
-if (token()) {
-  els.token.placeholder = 'Token in use for this tab'
-  loadQueues()
+// ---- wiring ---------------------------------------------------------------------------------------
+
+els.tokenForm.addEventListener('submit', useToken)
+els.forget.addEventListener('click', forget)
+// Enter in a date field submits this form: that previews (the Preview button is its submit button).
+els.queryForm.addEventListener('submit', preview)
+els.download.addEventListener('click', download)
+els.cancel.addEventListener('click', () => state.download?.abort())
+els.queryForm.addEventListener('input', updateSummary)
+
+const range = defaultRange(Date.now())
+els.from.value = range.from
+els.to.value = range.to
+showTokenStatus()
+updateActions()
+updateSummary()
+if (state.token) {
+  // Reloading the page shows what was last seen with this token instead of asking again.
+  const remembered = rememberedOrganisation(state.token)
+  if (remembered) showOrganisation(remembered)
+  else loadOrganisation(state.token).catch((error) => handleProblem(error, 'token'))
 }

@@ -12,6 +12,10 @@ const SWAGGER_UI = dirname(Bun.resolveSync('swagger-ui-dist/package.json', impor
 const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
+/** The export page's script modules (app.js imports the others), served from this folder as /assets/<name>. */
+const PAGE_MODULES = ['app.js', 'api.js', 'feedback.js', 'range.js', 'places.js', 'preview.js', 'save.js', 'session.js', 'docs.js']
+const STYLESHEETS = ['app.css', 'docs.css']
+
 function asset(path: string, type: string): () => Response {
   const file = Bun.file(path)
   return () =>
@@ -23,13 +27,16 @@ function asset(path: string, type: string): () => Response {
 /** The pages outside /v1 (docs/api.md#pages-outside-v1): the export page, the API reference, the OpenAPI document. */
 export function webRoutes(limits: DocumentedLimits) {
   const document = JSON.stringify(buildOpenApiDocument(limits))
-  return new Elysia({ name: 'web' })
+  const routes = new Elysia({ name: 'web' })
     .get('/', asset(join(WEB, 'index.html'), 'text/html; charset=utf-8'))
-    .get('/assets/app.js', asset(join(WEB, 'app.js'), 'text/javascript; charset=utf-8'))
-    .get('/assets/app.css', asset(join(WEB, 'app.css'), 'text/css; charset=utf-8'))
     .get('/docs', asset(join(WEB, 'docs.html'), 'text/html; charset=utf-8'))
-    .get('/assets/docs.js', asset(join(WEB, 'docs.js'), 'text/javascript; charset=utf-8'))
+    // Browsers ask for /favicon.ico on every page whatever the page links: answer it rather than 404.
+    .get('/favicon.ico', asset(join(WEB, 'favicon.ico'), 'image/x-icon'))
     .get('/assets/swagger-ui/swagger-ui.css', asset(join(SWAGGER_UI, 'swagger-ui.css'), 'text/css; charset=utf-8'))
     .get('/assets/swagger-ui/swagger-ui-bundle.js', asset(join(SWAGGER_UI, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8'))
     .get('/openapi.json', () => new Response(document, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } }))
+  // Elysia's .get() adds the route to the instance itself (it returns `this`, with a wider type).
+  for (const name of PAGE_MODULES) routes.get(`/assets/${name}`, asset(join(WEB, name), 'text/javascript; charset=utf-8'))
+  for (const name of STYLESHEETS) routes.get(`/assets/${name}`, asset(join(WEB, name), 'text/css; charset=utf-8'))
+  return routes
 }

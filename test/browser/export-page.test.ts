@@ -1,20 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { startServer, type TestServer } from '../support/harness.ts'
+import { ARTIFACTS, chromiumAvailable, launchChromium, openPage as open, setRange, useToken, type OpenOptions } from './support.ts'
 
-/**
- * End-to-end in real headless Chromium (Debian's package). Skipped with a notice when Chromium
- * is not installed, except in CI, where .ci/run installs it and its absence is a failure.
- */
-const CHROMIUM = '/usr/bin/chromium'
-const available = existsSync(CHROMIUM)
-if (!available && process.env.CI) throw new Error(`${CHROMIUM} is missing; .ci/run installs the chromium package`)
-if (!available) console.warn(`browser tests skipped: ${CHROMIUM} not installed (apt-get install chromium)`)
-const ARTIFACTS = join(import.meta.dir, '..', 'artifacts')
-
-describe.skipIf(!available)('the export page in Chromium', () => {
+/** End-to-end in real headless Chromium (Debian's package): the Blob save path, as in Firefox and Safari. */
+describe.skipIf(!chromiumAvailable)('the export page in Chromium', () => {
   let server: TestServer
   let browser: Browser
   let paidToken: string
@@ -28,12 +20,7 @@ describe.skipIf(!available)('the export page in Chromium', () => {
     paidToken = server.seeded().token
     demoToken = server.seeded({ plan: 'demo' }).token
     limitedToken = limitedServer.seeded().token
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
-    mkdirSync(ARTIFACTS, { recursive: true })
+    browser = await launchChromium()
   })
   afterAll(async () => {
     await browser?.close()
@@ -41,30 +28,8 @@ describe.skipIf(!available)('the export page in Chromium', () => {
     await limitedServer?.close()
   })
 
-  /** A page that records every request and refuses any that would leave 127.0.0.1. */
-  async function openPage(base: string, path = '/'): Promise<{ page: Page; requests: string[] }> {
-    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1100, height: 900 } })
-    const requests: string[] = []
-    await context.route('**/*', (route) => {
-      const url = route.request().url()
-      requests.push(url)
-      return url.startsWith(base) ? route.continue() : route.abort()
-    })
-    // Exercise the Blob path: headless Chromium cannot answer a save dialog.
-    await context.addInitScript(() => delete (window as unknown as Record<string, unknown>).showSaveFilePicker)
-    const page = await context.newPage()
-    await page.goto(base + path)
-    return { page, requests }
-  }
-
-  async function useToken(page: Page, token: string) {
-    await page.getByLabel(/Paste an API token/).fill(token)
-    await page.getByRole('button', { name: 'Use token' }).click()
-  }
-
-  async function setRange(page: Page, from: string, to: string) {
-    await page.getByLabel('From').fill(from)
-    await page.getByLabel('To (included)').fill(to)
+  function openPage(base: string, path = '/', options: OpenOptions = {}): Promise<{ page: Page; requests: string[] }> {
+    return open(browser, base, { path, ...options })
   }
 
   test('token, queue and range, preview, download: the file equals the direct export', async () => {

@@ -1,0 +1,125 @@
+// Saving an export to disk. The server is asked first and the Save dialog opens only once it has
+// answered 200, with the server's file name: an analyst never picks a place for a file that a 401
+// or a 429 then refuses. Where the browser has the File System Access API (Chrome, Edge) the
+// rows stream to the chosen file; elsewhere they are assembled in memory and saved as a Blob.
+
+const CSV_TYPES = [{ description: 'CSV file', accept: { 'text/csv': ['.csv'] } }]
+
+/** A problem of the save itself, explained in the page's words (`kind` 'info' for a choice the analyst made). */
+export class SaveProblem extends Error {
+  constructor(message, kind = 'error') {
+    super(message)
+    this.kind = kind
+  }
+}
+
+/** A failure after the Save dialog: `leftover` names the empty file that could not be removed, if any. */
+export class SaveFailed extends Error {
+  constructor(cause, leftover) {
+    super(String(cause?.message ?? cause), { cause })
+    this.leftover = leftover
+  }
+}
+
+export function canPickFile() {
+  return typeof window.showSaveFilePicker === 'function'
+}
+
+/**
+ * Reads `body` to its end, handing each chunk to `sink` and the running counts to `onProgress`.
+ * A Cancel counts even when the last bytes had already arrived: the file is then not kept.
+ */
+async function pump(body, sink, onProgress, signal) {
+  const reader = body.getReader()
+  let bytes = 0
+  let newlines = 0
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      bytes += value.byteLength
+      for (let i = 0; i < value.length; i++) if (value[i] === 10) newlines++
+      await sink(value)
+      signal?.throwIfAborted()
+      onProgress({ rows: Math.max(0, newlines - 1), bytes })
+    }
+    signal?.throwIfAborted()
+  } catch (error) {
+    // Tell the server at once that nobody reads any more, so it releases the export's statement.
+    await reader.cancel().catch(() => undefined)
+    throw error
+  }
+  // Every record ends with CRLF; the first one is the header row.
+  return { rows: Math.max(0, newlines - 1), bytes }
+}
+
+/**
+ * Opens the Save dialog. Chrome allows it only shortly after the click that started the
+ * download (transient activation, about 5 s); when the server took longer, `askForClick` waits
+ * for a fresh click before the dialog opens.
+ */
+async function pickFile(name, askForClick) {
+  const options = { suggestedName: name, types: CSV_TYPES }
+  if (navigator.userActivation && !navigator.userActivation.isActive) await askForClick()
+  try {
+    return await window.showSaveFilePicker(options)
+  } catch (error) {
+    if (error?.name !== 'SecurityError' && error?.name !== 'NotAllowedError') throw error
+    await askForClick()
+    return window.showSaveFilePicker(options)
+  }
+}
+
+async function saveWithPicker(exported, { askForClick, onProgress, signal }) {
+  let handle
+  try {
+    handle = await pickFile(exported.name, askForClick)
+  } catch (error) {
+    await exported.body.cancel().catch(() => undefined)
+    if (error?.name === 'AbortError') throw new SaveProblem('Nothing was saved: the Save dialog was closed.', 'info')
+    throw error
+  }
+  // The dialog has already created the chosen file, empty: from here on a failure removes it.
+  let writable = null
+  try {
+    writable = await handle.createWritable()
+    const write = (chunk) => writable.write(chunk).catch((error) => {
+      throw new SaveProblem(`The file could not be written: ${error?.message ?? error}`)
+    })
+    const counts = await pump(exported.body, write, onProgress, signal)
+    await writable.close()
+    return { ...counts, savedAs: handle.name, picked: true }
+  } catch (error) {
+    await writable?.abort().catch(() => undefined)
+    await exported.body.cancel().catch(() => undefined)
+    // FileSystemHandle.remove() is Chromium's (since 110); without it the empty file stays, and the page says so.
+    const removed = typeof handle.remove === 'function' && (await handle.remove().then(() => true, () => false))
+    throw new SaveFailed(error, removed ? null : handle.name)
+  }
+}
+
+async function saveAsBlob(exported, { onProgress, signal }) {
+  const chunks = []
+  let counts
+  try {
+    counts = await pump(exported.body, (chunk) => chunks.push(chunk), onProgress, signal)
+  } catch (error) {
+    throw new SaveFailed(error, null) // nothing was handed to the browser's downloads yet
+  }
+  const url = URL.createObjectURL(new Blob(chunks, { type: 'text/csv' }))
+  const link = Object.assign(document.createElement('a'), { href: url, download: exported.name })
+  document.body.append(link)
+  link.click()
+  link.remove()
+  setTimeout(() => URL.revokeObjectURL(url), 60_000)
+  return { ...counts, savedAs: exported.name, picked: false }
+}
+
+/**
+ * Saves an export whose headers are in (see startExport). Resolves with what was saved:
+ * `{ savedAs, rows, bytes, picked }`, `savedAs` being the name actually chosen in the dialog.
+ * @param {{ askForClick: () => Promise<void>, onProgress: (counts: { rows: number, bytes: number }) => void, signal: AbortSignal }} options
+ */
+export function saveExport(exported, options) {
+  return canPickFile() ? saveWithPicker(exported, options) : saveAsBlob(exported, options)
+}

@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, expect } from 'bun:test'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
+import type { Config } from '../../src/config/config.ts'
+import { openTenant, startServer, type TestServer } from '../support/harness.ts'
+import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
+
+/**
+ * Real headless Chromium (Debian's package) for the browser tests. Without it the tests are
+ * skipped with a notice, except in CI, where .ci/run installs it and its absence is a failure.
+ */
+export const CHROMIUM = '/usr/bin/chromium'
+export const chromiumAvailable = existsSync(CHROMIUM)
+if (!chromiumAvailable && process.env.CI) throw new Error(`${CHROMIUM} is missing; .ci/run installs the chromium package`)
+if (!chromiumAvailable) console.warn(`browser tests skipped: ${CHROMIUM} not installed (apt-get install chromium)`)
+
+/** Screenshots go here (ignored by git), to be looked at. */
+export const ARTIFACTS = join(import.meta.dir, '..', 'artifacts')
+
+/** The two sizes the page is tried at: a laptop and a small phone. */
+export const VIEWPORTS = {
+  desktop: { width: 1280, height: 720 },
+  phone: { width: 360, height: 740 },
+} as const
+export type ViewportName = keyof typeof VIEWPORTS
+
+export async function launchChromium(): Promise<Browser> {
+  mkdirSync(ARTIFACTS, { recursive: true })
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
+}
+
+/**
+ * Chromium and the named test servers (each with its config overrides) for one describe block:
+ * started before its tests, closed after them. Their fields are set once the tests run.
+ */
+export function browserSetup<Names extends string>(servers: Record<Names, Partial<Config>>): { browser: Browser } & Record<Names, TestServer> {
+  const setup = {} as { browser: Browser } & Record<Names, TestServer>
+  const names = Object.keys(servers) as Names[]
+  beforeAll(async () => {
+    for (const name of names) setup[name] = (await startServer(servers[name])) as (typeof setup)[Names]
+    setup.browser = await launchChromium()
+  })
+  afterAll(async () => {
+    await setup.browser?.close()
+    for (const name of names) await setup[name]?.close()
+  })
+  return setup
+}
+
+/** A paid organisation with the standard locations and `count` tickets from 1 March 2026, one every `everySeconds`; its token. */
+export function organisationWithManyTickets(server: TestServer, count: number, everySeconds: number): string {
+  const { org, token } = server.organisation()
+  const db = openTenant(server.dataDir, org.id)
+  writeStructure(db)
+  writeBulkTickets(db, { count, start: '2026-03-01', everySeconds })
+  db.close()
+  return token
+}
+
+export interface OpenOptions {
+  path?: string
+  viewport?: { width: number; height: number }
+  /**
+   * 'none' removes showSaveFilePicker (the Blob path, as in Firefox and Safari); 'stub' installs
+   * the recording stand-in below (the Chrome/Edge path; headless Chromium cannot answer a dialog).
+   */
+  picker?: 'none' | 'stub'
+  /** Installs Playwright's fake clock in the page before it loads, so countdowns move when told. */
+  fakeClock?: boolean
+}
+
+/** A page that records every request and refuses any that would leave `base`. */
+export async function openPage(browser: Browser, base: string, options: OpenOptions = {}): Promise<{ page: Page; requests: string[] }> {
+  const context = await browser.newContext({ acceptDownloads: true, viewport: options.viewport ?? { width: 1100, height: 900 } })
+  const requests: string[] = []
+  await context.route('**/*', (route) => {
+    const url = route.request().url()
+    requests.push(url)
+    return url.startsWith(base) ? route.continue() : route.abort()
+  })
+  if ((options.picker ?? 'none') === 'none') {
+    await context.addInitScript(() => delete (window as unknown as Record<string, unknown>).showSaveFilePicker)
+  } else {
+    await installPickerStub(context)
+  }
+  if (options.fakeClock) await context.clock.install()
+  const page = await context.newPage()
+  await page.goto(base + (options.path ?? '/'))
+  return { page, requests }
+}
+
+export async function useToken(page: Page, token: string) {
+  await page.getByLabel(/Paste an API token/).fill(token)
+  await page.getByRole('button', { name: 'Use token' }).click()
+}
+
+export async function setRange(page: Page, from: string, to: string) {
+  await page.getByLabel('From').fill(from)
+  await page.getByLabel('To (included)').fill(to)
+}
+
+export function screenshot(page: Page, name: string) {
+  return page.screenshot({ path: join(ARTIFACTS, `${name}.png`) })
+}
+
+/** The element's box lies wholly inside the viewport (what the analyst sees without scrolling). */
+export async function expectInViewport(page: Page, locator: Locator) {
+  const box = await locator.boundingBox()
+  const viewport = page.viewportSize()!
+  expect(box).not.toBeNull()
+  expect(box!.y).toBeGreaterThanOrEqual(0)
+  expect(box!.x).toBeGreaterThanOrEqual(0)
+  expect(box!.y + box!.height).toBeLessThanOrEqual(viewport.height)
+  expect(box!.x + box!.width).toBeLessThanOrEqual(viewport.width)
+}
+
+/** The element is, or is inside, a live region: a screen reader reads out what appears in it. */
+export async function expectAnnounced(locator: Locator) {
+  const live = await locator.evaluate((element) => {
+    const region = element.closest('[role="alert"], [role="status"], [aria-live]')
+    return region?.getAttribute('aria-live') ?? region?.getAttribute('role') ?? ''
+  })
+  expect(['alert', 'status', 'assertive', 'polite']).toContain(live)
+}
+
+/** What the picker stand-in recorded: the dialogs opened, and the files as the disk would hold them. */
+export interface PickerRecord {
+  dialogs: { suggestedName: string }[]
+  files: Record<string, string>
+  removed: string[]
+}
+
+export function pickerRecord(page: Page): Promise<PickerRecord> {
+  return page.evaluate(() => {
+    const record = (window as unknown as { __picker: PickerRecord & Record<string, unknown> }).__picker
+    return { dialogs: record.dialogs, files: record.files, removed: record.removed }
+  })
+}
+
+/** Configures the stand-in before an action: the name the analyst types, and a failure to play. */
+export function setPicker(
+  page: Page,
+  settings: { chooseName?: string; failWrite?: boolean; noActivation?: boolean; cancel?: boolean; holdWrites?: boolean; noRemove?: boolean },
+) {
+  return page.evaluate((s) => Object.assign((window as unknown as { __picker: object }).__picker, s), settings)
+}
+
+/** Lets writes held by `holdWrites` go on. */
+export function releaseWrites(page: Page) {
+  return page.evaluate(() => (window as unknown as { __picker: { release: () => void } }).__picker.release())
+}
+
+/**
+ * A stand-in for window.showSaveFilePicker that behaves as Chromium's does where it matters:
+ * the dialog creates the chosen file empty, a writable collects into a swap copy that only
+ * close() makes the file's content, abort() discards it, and handle.remove() deletes the file.
+ * It records the suggested name of every dialog and the resulting files.
+ */
+async function installPickerStub(context: BrowserContext) {
+  await context.addInitScript(() => {
+    const picker = {
+      dialogs: [] as { suggestedName: string }[],
+      files: {} as Record<string, string>,
+      removed: [] as string[],
+      chooseName: null as string | null,
+      failWrite: false,
+      noActivation: false,
+      cancel: false,
+      holdWrites: false,
+      noRemove: false,
+      held: [] as (() => void)[],
+      release() {
+        picker.holdWrites = false
+        for (const go of picker.held.splice(0)) go()
+      },
+    }
+    ;(window as unknown as Record<string, unknown>).__picker = picker
+    ;(window as unknown as Record<string, unknown>).showSaveFilePicker = async (options: { suggestedName: string }) => {
+      if (picker.noActivation) {
+        // As Chromium answers once the click's transient activation has expired; the next call works.
+        picker.noActivation = false
+        throw new DOMException("Failed to execute 'showSaveFilePicker' on 'Window': Must be handling a user gesture to show a file picker.", 'SecurityError')
+      }
+      picker.dialogs.push({ suggestedName: options.suggestedName })
+      if (picker.cancel) throw new DOMException('The user aborted a request.', 'AbortError')
+      const name = picker.chooseName ?? options.suggestedName
+      picker.files[name] = ''
+      const handle = {
+        kind: 'file',
+        name,
+        async createWritable() {
+          let swap = ''
+          const decoder = new TextDecoder()
+          return {
+            async write(chunk: Uint8Array) {
+              if (picker.holdWrites) await new Promise<void>((go) => picker.held.push(go))
+              if (picker.failWrite) throw new DOMException('The disk is full.', 'QuotaExceededError')
+              swap += decoder.decode(chunk, { stream: true })
+            },
+            async close() {
+              picker.files[name] = swap + decoder.decode()
+            },
+            async abort() {
+              swap = ''
+            },
+          }
+        },
+        async remove() {
+          delete picker.files[name]
+          picker.removed.push(name)
+        },
+      }
+      // FileSystemHandle.remove() is Chromium's alone (since 110): a browser may lack it.
+      if (picker.noRemove) delete (handle as Partial<typeof handle>).remove
+      return handle
+    }
+  })
+}
+
+/** The axe-core source from node_modules, injected into pages (nothing is loaded from another host). */
+export const AXE_SOURCE = readFileSync(join(import.meta.dir, '..', '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
