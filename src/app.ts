@@ -6,7 +6,8 @@ import type { Logger } from './logger.ts'
 import { ControlStore } from './control/store.ts'
 import { LastUsedRecorder } from './control/last-used.ts'
 import { TenantPool } from './tenant/pool.ts'
-import { embeddedLimits, type Limits } from './limits/embedded.ts'
+import type { Limits } from './limits/embedded.ts'
+import { configuredLimits } from './limits/configured.ts'
 import { CursorCodec } from './tickets/cursor.ts'
 import { createGate } from './admission/gate.ts'
 import { errorResponse, toApiError } from './http/error-response.ts'
@@ -25,7 +26,8 @@ export interface AppDeps {
   clock?: Clock
   /**
    * Where the minute window and the demo quota live, built on the app's control store.
-   * @default the embedded default: the window in memory, the quota in control.sqlite
+   * @default in Redis when `config.redisUrl` is set; otherwise the embedded default: the window
+   * in memory, the quota in control.sqlite
    */
   limits?: (store: ControlStore, clock: Clock) => Limits
 }
@@ -51,7 +53,7 @@ export function createApp(deps: AppDeps): App {
   // Writes wait only briefly for another process's lock; the demo quota retries without blocking.
   const store = new ControlStore(config.dataDir, { busyTimeoutMs: 20 })
   const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger })
-  const limits = (deps.limits ?? ((s, c) => embeddedLimits(config, s, c)))(store, clock)
+  const limits = (deps.limits ?? configuredLimits(config))(store, clock)
   const lastUsed = new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
   const cursors = new CursorCodec(store.cursorSigningKey())
   const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger })
