@@ -9,6 +9,7 @@ import { RedisDemoQuota } from '../../src/limits/redis/demo-quota.ts'
 import { WINDOW_SCRIPT } from '../../src/limits/redis/scripts.ts'
 import { limiterSuite, quotaSuite } from '../support/limits-suite.ts'
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
+import { connect as tcpConnect, createServer, type Socket } from 'node:net'
 
 /**
  * The Redis limits against a real redis-server. Redis keeps its own clock, which no fake can
@@ -180,6 +181,18 @@ describe.skipIf(!available)('Redis limits', () => {
     await other.stop()
   })
 
+  test('a connection that went silent (dropped by the network, still open here) is replaced after a timeout', async () => {
+    const proxy = await silenceableProxy(redis.port)
+    const limiter = new RedisRateLimiter(new RedisConnection(proxy.url, { commandTimeoutMs: 300 }), { limit: 100, keyPrefix: freshPrefix() })
+    await limiter.consume('k')
+    proxy.silenceOpenConnections()
+    await expect(limiter.consume('k')).rejects.toThrow('did not answer')
+    // The next call opens a new connection, which the network carries.
+    expect((await limiter.consume('k')).state.remaining).toBe(98)
+    await limiter.close()
+    proxy.close()
+  })
+
   test('a Redis that accepts and answers nothing: calls fail within the command timeout, and recover when it answers again', async () => {
     const limiter = new RedisRateLimiter(connect({ commandTimeoutMs: 300, connectTimeoutMs: 300 }), { limit: 100, keyPrefix: freshPrefix() })
     await limiter.consume('k')
@@ -200,4 +213,56 @@ describe.skipIf(!available)('Redis limits', () => {
     expect((await limiter.consume('k')).state.allowed).toBe(true)
     await limiter.close()
   })
+
+  test('after a connection attempt failed, calls are refused at once for the retry delay instead of each waiting for a dead server', async () => {
+    const limiter = new RedisRateLimiter(connect({ connectTimeoutMs: 300, retryDelayMs: 800 }), { limit: 100, keyPrefix: freshPrefix() })
+    redis.pause()
+    try {
+      const first = Date.now()
+      await expect(limiter.consume('k')).rejects.toThrow('cannot connect to Redis')
+      expect(Date.now() - first).toBeGreaterThanOrEqual(250) // waited for the connect timeout
+      const next = Date.now()
+      await expect(limiter.consume('k')).rejects.toThrow('cannot connect to Redis')
+      expect(Date.now() - next).toBeLessThan(100)
+    } finally {
+      redis.resume()
+    }
+    await Bun.sleep(800) // past the retry delay: the next call connects
+    expect((await limiter.consume('k')).state.allowed).toBe(true)
+    await limiter.close()
+  })
 })
+
+/**
+ * A TCP proxy to Redis that can stop carrying the connections open at that moment without
+ * closing them (as a network that drops a flow does), while new connections go through.
+ */
+async function silenceableProxy(port: number) {
+  const open = new Set<{ client: Socket; upstream: Socket; silent: boolean }>()
+  const server = createServer((client) => {
+    const upstream = tcpConnect(port, '127.0.0.1')
+    const pair = { client, upstream, silent: false }
+    open.add(pair)
+    client.on('data', (chunk) => pair.silent || upstream.write(chunk))
+    upstream.on('data', (chunk) => pair.silent || client.write(chunk))
+    const end = () => {
+      open.delete(pair)
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on('close', end).on('error', end)
+    upstream.on('close', end).on('error', end)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `redis://127.0.0.1:${(server.address() as { port: number }).port}`,
+    silenceOpenConnections: () => open.forEach((pair) => (pair.silent = true)),
+    close: () => {
+      server.close()
+      open.forEach((pair) => {
+        pair.client.destroy()
+        pair.upstream.destroy()
+      })
+    },
+  }
+}
