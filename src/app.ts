@@ -35,8 +35,11 @@ export interface AppDeps {
 export interface App {
   /** Answers one request; what the HTTP server calls. */
   fetch(request: Request): Promise<Response>
-  /** Starts serving on `port` (0 picks a free port) and the configured host. */
-  listen(port?: number): Server<undefined>
+  /**
+   * Starts serving on `port` (0 picks a free port) and the configured host; with `reusePort`,
+   * other processes may listen on the same port (the workers of WORKERS=N).
+   */
+  listen(port?: number, options?: { reusePort?: boolean }): Server<undefined>
   /** Stops accepting, waits up to `drainMs` for in-flight requests and exports, then closes everything. */
   close(drainMs?: number): Promise<void>
   readonly store: ControlStore
@@ -94,8 +97,8 @@ export function createApp(deps: AppDeps): App {
     pool,
     limits,
     inFlight,
-    listen(port = config.port) {
-      server = Bun.serve({ port, hostname: config.host, fetch: frame.fetch, development: false })
+    listen(port = config.port, options = {}) {
+      server = Bun.serve({ port, hostname: config.host, fetch: frame.fetch, development: false, reusePort: options.reusePort ?? false })
       return server
     },
     async close(drainMs = config.shutdownDrainMs) {

@@ -2,6 +2,8 @@ import { ConfigError, loadConfig } from './config/config.ts'
 import { createLogger, stdoutSink } from './logger.ts'
 import { createApp } from './app.ts'
 import { createSampleOrganisationIfEmpty, sampleInstructions } from './bootstrap.ts'
+import { ControlStore } from './control/store.ts'
+import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/workers.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
 let config
@@ -15,12 +17,32 @@ try {
 
 const sink = stdoutSink()
 const logger = createLogger(config.logLevel, sink.write)
-const app = createApp({ config, logger })
-const sample = createSampleOrganisationIfEmpty(app.store, Date.now())
-const server = app.listen()
 const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host
-const baseUrl = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${server.port}`
-logger.info('listening', { url: baseUrl })
+const urlOf = (port: number) => `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`
+const worker = workerIndex()
+if (config.workers > 1 && worker === undefined) {
+  // The parent of WORKERS=N serves nothing itself (src/server/workers.ts).
+  await superviseWorkers({
+    config,
+    logger,
+    entry: import.meta.path,
+    flush: sink.flush,
+    beforeStart: (port) => {
+      // Once, here, rather than raced by N workers on an empty data directory.
+      const store = new ControlStore(config.dataDir)
+      const sample = createSampleOrganisationIfEmpty(store, Date.now())
+      store.close()
+      if (sample) process.stderr.write(sampleInstructions(sample, urlOf(port), Date.now()))
+    },
+  })
+}
+const app = createApp({ config, logger })
+const sample = worker === undefined ? createSampleOrganisationIfEmpty(app.store, Date.now()) : null
+// A worker shares the port its parent checked with the other workers.
+const server = app.listen(config.port, { reusePort: worker !== undefined })
+const baseUrl = urlOf(server.port ?? config.port)
+logger.info('listening', { url: baseUrl, ...(worker === undefined ? {} : { worker, pid: process.pid }) })
+if (worker !== undefined) stopWhenOrphaned(() => process.kill(process.pid, 'SIGTERM'))
 if (sample) process.stderr.write(sampleInstructions(sample, baseUrl, Date.now()))
 
 let stopping = false
