@@ -92,9 +92,7 @@ interface Service {
 /** The service with the benchmark's settings (limits raised so that nothing is refused). */
 async function startService(data: BenchData, name: string, env: Record<string, string>, pinned = true): Promise<Service> {
   const settings = { RATE_LIMIT_PER_MINUTE: '1000000', TENANT_CACHE_SIZE: '256', ...env }
-  const handle = pinned
-    ? await startServer(data.dataDir, settings, name)
-    : await startUnpinned(data.dataDir, settings, name)
+  const handle = await startServer(data.dataDir, settings, name)
   const workers = Number(env.WORKERS ?? '1')
   let pids = [handle.pid]
   if (workers > 1) {
@@ -106,36 +104,9 @@ async function startService(data: BenchData, name: string, env: Record<string, s
     const started = [...readFileSync(handle.logPath, 'utf8').matchAll(/"event":"worker_started","worker":\d+,"pid":(\d+)/g)]
     pids = [handle.pid, ...started.map((match) => Number(match[1]))]
   }
+  // Started on core 0 like every service here; unpinned, every process (all its threads) may then use both cores.
+  if (!pinned && TWO_CORES) for (const pid of pids) Bun.spawnSync(['taskset', '-a', '-p', '-c', '0,1', String(pid)], { stdout: 'ignore' })
   return { name, base: handle.base, cpu: () => pids.reduce((sum, pid) => sum + cpuOf(pid), 0), stop: handle.stop }
-}
-
-/** startServer without the core pinning (its `taskset` prefix); the log in bench/.data as for the others. */
-async function startUnpinned(dataDir: string, env: Record<string, string>, name: string) {
-  const logPath = join(ROOT, 'bench', '.data', `${name}.log`)
-  writeFileSync(logPath, '')
-  // This process is pinned to the client's core; its children would inherit that without a taskset of their own.
-  const anyCore = TWO_CORES ? ['taskset', '-c', '0,1'] : []
-  const proc = track(
-    Bun.spawn([...anyCore, process.execPath, 'src/main.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
-      stdout: Bun.file(logPath),
-      stderr: 'inherit',
-    }),
-  )
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    const match = /"event":"listening","url":"([^"]+)"/.exec(readFileSync(logPath, 'utf8'))
-    if (match) {
-      const stop = async () => {
-        proc.kill('SIGTERM')
-        await proc.exited
-      }
-      return { base: match[1]!, pid: proc.pid, logPath, stop }
-    }
-    if (Date.now() > deadline) throw new Error(`${name} did not start`)
-    await Bun.sleep(20)
-  }
 }
 
 // ---- load --------------------------------------------------------------------------------------
