@@ -6,7 +6,8 @@ import type { Logger } from './logger.ts'
 import { ControlStore } from './control/store.ts'
 import { LastUsedRecorder } from './control/last-used.ts'
 import { TenantPool } from './tenant/pool.ts'
-import { embeddedLimits, type Limits } from './limits/embedded.ts'
+import type { Limits } from './limits/embedded.ts'
+import { configuredLimits } from './limits/configured.ts'
 import { CursorCodec } from './tickets/cursor.ts'
 import { createGate } from './admission/gate.ts'
 import { errorResponse, toApiError } from './http/error-response.ts'
@@ -25,7 +26,8 @@ export interface AppDeps {
   clock?: Clock
   /**
    * Where the minute window and the demo quota live, built on the app's control store.
-   * @default the embedded default: the window in memory, the quota in control.sqlite
+   * @default in Redis when `config.redisUrl` is set; otherwise the embedded default: the window
+   * in memory, the quota in control.sqlite
    */
   limits?: (store: ControlStore, clock: Clock) => Limits
 }
@@ -33,8 +35,11 @@ export interface AppDeps {
 export interface App {
   /** Answers one request; what the HTTP server calls. */
   fetch(request: Request): Promise<Response>
-  /** Starts serving on `port` (0 picks a free port) and the configured host. */
-  listen(port?: number): Server<undefined>
+  /**
+   * Starts serving on `port` (0 picks a free port) and the configured host; with `reusePort`,
+   * other processes may listen on the same port (the workers of WORKERS=N).
+   */
+  listen(port?: number, options?: { reusePort?: boolean }): Server<undefined>
   /** Stops accepting, waits up to `drainMs` for in-flight requests and exports, then closes everything. */
   close(drainMs?: number): Promise<void>
   readonly store: ControlStore
@@ -51,7 +56,7 @@ export function createApp(deps: AppDeps): App {
   // Writes wait only briefly for another process's lock; the demo quota retries without blocking.
   const store = new ControlStore(config.dataDir, { busyTimeoutMs: 20 })
   const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger })
-  const limits = (deps.limits ?? ((s, c) => embeddedLimits(config, s, c)))(store, clock)
+  const limits = (deps.limits ?? configuredLimits(config))(store, clock)
   const lastUsed = new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
   const cursors = new CursorCodec(store.cursorSigningKey())
   const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger })
@@ -92,10 +97,11 @@ export function createApp(deps: AppDeps): App {
     pool,
     limits,
     inFlight,
-    listen(port = config.port) {
-      // Without reusePort: false, Bun in production mode sets SO_REUSEPORT and a second server
-      // started on this port would share it instead of failing (see http/port-in-use.ts).
-      server = Bun.serve({ port, hostname: config.host, fetch: frame.fetch, development: false, reusePort: false })
+    listen(port = config.port, options = {}) {
+      // Bun in production mode sets SO_REUSEPORT unless told not to: a second server started on
+      // this port would share it instead of failing (see http/port-in-use.ts). Only the workers
+      // of WORKERS=N, whose parent checked the port, share it on purpose.
+      server = Bun.serve({ port, hostname: config.host, fetch: frame.fetch, development: false, reusePort: options.reusePort ?? false })
       return server
     },
     async close(drainMs = config.shutdownDrainMs) {

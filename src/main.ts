@@ -3,6 +3,8 @@ import { createLogger, stdoutSink } from './logger.ts'
 import { createApp } from './app.ts'
 import { createSampleOrganisationIfEmpty, sampleInstructions } from './bootstrap.ts'
 import { assertPortFree, isAddressInUse, PortInUseError } from './http/port-in-use.ts'
+import { ControlStore } from './control/store.ts'
+import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/workers.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
 
@@ -19,27 +21,52 @@ try {
   if (!(error instanceof ConfigError)) throw error
   refuseToStart(`configuration error: ${error.message}`)
 }
-// Before the data directory is touched: a second server on a taken port changes nothing.
-await assertPortFree(config.host, config.port).catch((error) => {
-  if (!(error instanceof PortInUseError)) throw error
-  refuseToStart(error.message)
-})
+const worker = workerIndex()
+// Before the data directory is touched: a second server on a taken port changes nothing. A
+// worker of WORKERS=N does not check: its parent did, and its siblings hold the port by now.
+const port =
+  worker !== undefined
+    ? config.port
+    : await assertPortFree(config.host, config.port).catch((error) => {
+        if (!(error instanceof PortInUseError)) throw error
+        refuseToStart(error.message)
+      })
 
 const sink = stdoutSink()
 const logger = createLogger(config.logLevel, sink.write)
+const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host
+const urlOf = (port: number) => `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`
+if (config.workers > 1 && worker === undefined) {
+  // The parent of WORKERS=N serves nothing itself (src/server/workers.ts).
+  await superviseWorkers({
+    config,
+    logger,
+    port,
+    entry: import.meta.path,
+    flush: sink.flush,
+    beforeStart: (port) => {
+      // Once, here, rather than raced by N workers on an empty data directory.
+      const store = new ControlStore(config.dataDir)
+      const sample = createSampleOrganisationIfEmpty(store, Date.now())
+      store.close()
+      if (sample) process.stderr.write(sampleInstructions(sample, urlOf(port), Date.now()))
+    },
+  })
+}
 const app = createApp({ config, logger })
-const sample = createSampleOrganisationIfEmpty(app.store, Date.now())
+const sample = worker === undefined ? createSampleOrganisationIfEmpty(app.store, Date.now()) : null
 let server
 try {
-  server = app.listen()
+  // A worker shares the port its parent checked with the other workers.
+  server = app.listen(config.port, { reusePort: worker !== undefined })
 } catch (error) {
   // Another process took the port since the probe above.
   if (!isAddressInUse(error)) throw error
   refuseToStart(new PortInUseError(config.host, config.port).message)
 }
-const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host
-const baseUrl = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${server.port}`
-logger.info('listening', { url: baseUrl })
+const baseUrl = urlOf(server.port ?? config.port)
+logger.info('listening', { url: baseUrl, ...(worker === undefined ? {} : { worker, pid: process.pid }) })
+if (worker !== undefined) stopWhenOrphaned(() => process.kill(process.pid, 'SIGTERM'))
 if (sample) process.stderr.write(sampleInstructions(sample, baseUrl, Date.now()))
 
 let stopping = false

@@ -16,6 +16,9 @@ export interface Config {
   logLevel: LogLevel
   exportStallTimeoutMs: number
   shutdownDrainMs: number
+  /** Unset: the embedded limits (one process). */
+  redisUrl: string | undefined
+  workers: number
 }
 
 export class ConfigError extends Error {}
@@ -42,6 +45,21 @@ function nonEmpty(raw: string, env: string): string {
   return raw
 }
 
+/** The schemes Bun's Redis client accepts (TLS and Unix sockets included). */
+const REDIS_SCHEMES = ['redis:', 'rediss:', 'valkey:', 'valkeys:', 'redis+tls:', 'redis+unix:', 'redis+tls+unix:']
+
+/** The message never repeats the value: a Redis URL may carry a password. */
+function redisUrl(raw: string, env: string): string {
+  let scheme: string
+  try {
+    scheme = new URL(raw).protocol
+  } catch {
+    throw new ConfigError(`${env} must be a URL such as redis://host:6379 (redis://[user:password@]host:port[/db]); unset it for the embedded limits`)
+  }
+  if (!REDIS_SCHEMES.includes(scheme)) throw new ConfigError(`${env} must start with redis://, rediss:// or redis+unix://, got ${scheme}//`)
+  return raw
+}
+
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent']
 
 function logLevel(raw: string, env: string): LogLevel {
@@ -61,6 +79,8 @@ export const SETTINGS = [
   { key: 'logLevel', env: 'LOG_LEVEL', default: 'info', description: 'debug, info, warn, error or silent; access lines are logged at info.', parse: logLevel },
   { key: 'exportStallTimeoutMs', env: 'EXPORT_STALL_TIMEOUT_MS', default: 60_000, description: 'A CSV export whose reader takes nothing for this long is aborted and its statement released.', parse: integer(100, 86_400_000) },
   { key: 'shutdownDrainMs', env: 'SHUTDOWN_DRAIN_MS', default: 30_000, description: 'On SIGTERM/SIGINT, how long in-flight requests and exports may take to finish.', parse: integer(0, 3_600_000) },
+  { key: 'redisUrl', env: 'REDIS_URL', default: undefined, description: 'Unset: the minute window in memory and the demo quota in control.sqlite (one process). Set: both in this Redis, shared by every process that uses it.', parse: redisUrl },
+  { key: 'workers', env: 'WORKERS', default: 1, description: 'Server processes sharing the port (reusePort) and the data directory; more than 1 needs REDIS_URL.', parse: integer(1, 256) },
 ] as const satisfies readonly Setting<keyof Config>[]
 
 /** Builds the configuration from an environment (defaults for what is unset). Throws ConfigError. */
@@ -70,7 +90,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const raw = env[setting.env]
     config[setting.key] = raw === undefined ? setting.default : setting.parse(raw, setting.env)
   }
-  return config as Config
+  return checked(config as Config)
+}
+
+/** Rules between settings. */
+function checked(config: Config): Config {
+  if (config.workers > 1 && config.redisUrl === undefined) {
+    // In-process windows would let a token make WORKERS × the limit requests a minute.
+    throw new ConfigError(
+      `WORKERS=${config.workers} needs REDIS_URL: without it each process keeps its own minute window and a token could make ${config.workers} × RATE_LIMIT_PER_MINUTE requests a minute`,
+    )
+  }
+  return config
 }
 
 /** Defaults with overrides: what tests and the benchmark start from. */

@@ -69,8 +69,11 @@ export class ControlStore {
     this.db = openWritableDatabase(join(dataDir, 'control.sqlite'), OPEN_BUSY_TIMEOUT_MS)
     this.schemaVersionAtOpen = schemaVersion(this.db)
     migrate(this.db, CONTROL_MIGRATIONS)
-    this.db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? OPEN_BUSY_TIMEOUT_MS}`)
     this.orm = drizzle({ client: this.db, schema })
+    // Made while opening waits long for the write lock: the workers of WORKERS=N start together
+    // and would otherwise race to create it under the server's short busy timeout.
+    this.cursorSigningKey()
+    this.db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? OPEN_BUSY_TIMEOUT_MS}`)
     // Hot paths: plain prepared statements, parsed once.
     this.lookupStatement = this.db.prepare(
       `SELECT t.id AS tokenId, t.organisation_id AS organisationId, t.revoked_at IS NOT NULL AS revoked,

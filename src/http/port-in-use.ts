@@ -27,13 +27,19 @@ export class PortInUseError extends Error {
   }
 }
 
-/** Resolves when `port` on `host` can be bound now; rejects with PortInUseError when it cannot. Port 0 is always free. */
-export async function assertPortFree(host: string, port: number): Promise<void> {
-  if (port === 0) return
+/**
+ * Resolves when `port` on `host` can be bound now, to the port it bound (the kernel's choice
+ * when `port` is 0, which the workers of WORKERS=N then share); rejects with PortInUseError when
+ * another process holds it.
+ */
+export async function assertPortFree(host: string, port: number): Promise<number> {
   const probe = createServer()
-  await new Promise<void>((resolve, reject) => {
+  return new Promise<number>((resolve, reject) => {
     probe.once('error', (error) => reject(isAddressInUse(error) ? new PortInUseError(host, port) : error))
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()))
+    probe.listen({ host, port, exclusive: true }, () => {
+      const bound = (probe.address() as { port: number }).port
+      probe.close(() => resolve(bound))
+    })
   })
 }
 

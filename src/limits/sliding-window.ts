@@ -1,4 +1,5 @@
 import type { WindowState } from './rate-limiter.ts'
+import { describeWindow } from './window-state.ts'
 
 /**
  * Exact sliding-window log, in memory, with time passed in: at most `limit` counted requests per
@@ -126,17 +127,15 @@ export class SlidingWindowLog {
 
   private describe(times: RequestTimes | undefined, now: number): WindowState {
     const count = times?.count ?? 0
-    const allowed = count < this.limit
-    const newest = times?.newest
-    // The request that must leave the window before one more fits: the limit-th most recent.
-    const blocking = allowed ? undefined : times!.at(count - this.limit)
-    return {
-      allowed,
+    return describeWindow({
       limit: this.limit,
-      remaining: Math.max(0, this.limit - count),
-      resetSeconds: newest === undefined ? 0 : Math.ceil((newest + this.windowMs - now) / 1000),
-      retryAfterSeconds: blocking === undefined ? 0 : Math.max(1, Math.ceil((blocking + this.windowMs - now) / 1000)),
-    }
+      windowMs: this.windowMs,
+      now,
+      count,
+      newest: times?.newest,
+      // The request that must leave the window before one more fits: the limit-th most recent.
+      blocking: count < this.limit ? undefined : times!.at(count - this.limit),
+    })
   }
 
   /** Sweeping is amortised: at most once per window of time, from whichever request comes first. */

@@ -71,7 +71,7 @@ describe('selectScenarios', () => {
 test('the registry: one scenario per name, the diagnostic only when named, --only limiter needs no pages', () => {
   const names = REGISTRY.map((scenario) => scenario.name)
   expect(new Set(names).size).toBe(names.length)
-  expect(names).toEqual(['csv', 'formatter', 'memory', 'slow-reader', 'pages', 'fairness', 'yield', 'tenants', 'limiter', 'process'])
+  expect(names).toEqual(['csv', 'formatter', 'memory', 'slow-reader', 'pages', 'fairness', 'yield', 'tenants', 'limiter', 'sync', 'process'])
   expect(REGISTRY.filter((scenario) => scenario.onlyWhenNamed).map((scenario) => scenario.name)).toEqual(['process'])
   // What `--only limiter` prepares: the big tenant and the server, no baseline, no small tenants, no pages.
   expect(selectScenarios(REGISTRY, parseBenchOptions(['--only', 'limiter'], names).only).flatMap((scenario) => scenario.needs)).toEqual(['big-tenant', 'server'])

@@ -1,0 +1,158 @@
+import { RedisClient } from 'bun'
+
+/**
+ * One connection to Redis for the limits, every call bounded in time.
+ *
+ * Bun's RedisClient is used with its own reconnection and offline queue turned off, and this
+ * class reconnects instead, by building a new client: the client's reconnect path has had bugs
+ * where replies were matched to the wrong commands after a reconnect (oven-sh/bun#27861) or a
+ * command stayed pending for ever (oven-sh/bun#34374, #24019). A fresh client starts with an
+ * empty queue, so no reply of the old connection can reach a new command. A call that times out
+ * or fails on the connection discards the client (a half-open TCP connection would otherwise
+ * never heal); the next call opens another, at most one attempt at a time, and after a failed
+ * attempt calls fail at once for `retryDelayMs` instead of each waiting for a dead server.
+ *
+ * Every script reply starts with a nonce the call sent, checked here: a reply that belongs to
+ * another command fails the call and replaces the connection instead of answering with someone
+ * else's count.
+ */
+
+export interface RedisConnectionOptions {
+  /** How long one command may take before the call fails. @default 1000 */
+  commandTimeoutMs?: number
+  /** How long opening a connection (TCP and the HELLO handshake) may take. @default 1000 */
+  connectTimeoutMs?: number
+  /** After a failed connection attempt, calls fail at once for this long. @default 100 */
+  retryDelayMs?: number
+}
+
+/** A Lua script run by its SHA-1 (EVALSHA), sent whole only when Redis does not have it (NOSCRIPT). */
+export interface RedisScript {
+  readonly source: string
+  readonly sha: string
+}
+
+export function redisScript(source: string): RedisScript {
+  return { source, sha: new Bun.CryptoHasher('sha1').update(source).digest('hex') }
+}
+
+/** What the limiter and the quota need of a connection. */
+export type ScriptRunner = Pick<RedisConnection, 'run' | 'ping' | 'close'>
+
+export class RedisUnavailableError extends Error {
+  override name = 'RedisUnavailableError'
+}
+
+export class RedisConnection {
+  private readonly commandTimeoutMs: number
+  private readonly connectTimeoutMs: number
+  private readonly retryDelayMs: number
+  private current: RedisClient | undefined
+  private opening: Promise<RedisClient> | undefined
+  private failedUntil = 0
+  private lastFailure: Error | undefined
+  private closed = false
+  private nonces = 0
+
+  constructor(
+    private readonly url: string,
+    options: RedisConnectionOptions = {},
+  ) {
+    this.commandTimeoutMs = options.commandTimeoutMs ?? 1000
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 1000
+    this.retryDelayMs = options.retryDelayMs ?? 100
+  }
+
+  /** Sends one command; rejects within the command timeout (plus the connect timeout when a connection must be opened). */
+  async send(command: string, args: string[]): Promise<unknown> {
+    const client = this.current?.connected ? this.current : await this.client()
+    try {
+      return await bounded(client.send(command, args), this.commandTimeoutMs, command)
+    } catch (error) {
+      // An error reply (NOSCRIPT, WRONGTYPE…) leaves the connection sound; anything else may not.
+      if ((error as { code?: string }).code !== 'ERR_REDIS_SERVER_ERROR') this.discard(client)
+      throw error
+    }
+  }
+
+  /**
+   * Runs `script` with `keys` and `args`; the script receives a nonce as ARGV[1] (before `args`)
+   * and must return it as the first element of its reply, which is returned without it.
+   */
+  async run(script: RedisScript, keys: string[], args: string[]): Promise<unknown[]> {
+    const nonce = (++this.nonces).toString(36)
+    const tail = [String(keys.length), ...keys, nonce, ...args]
+    let reply: unknown
+    try {
+      reply = await this.send('EVALSHA', [script.sha, ...tail])
+    } catch (error) {
+      // A restarted or flushed Redis has lost its script cache; EVAL loads the script again.
+      if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error
+      reply = await this.send('EVAL', [script.source, ...tail])
+    }
+    if (!Array.isArray(reply) || reply[0] !== nonce) {
+      this.discard(this.current)
+      throw new RedisUnavailableError('Redis answered with a reply that belongs to another command; the connection was replaced')
+    }
+    return reply.slice(1)
+  }
+
+  /** Resolves when Redis answers PING. */
+  async ping(): Promise<void> {
+    await this.send('PING', [])
+  }
+
+  close(): void {
+    this.closed = true
+    this.discard(this.current)
+  }
+
+  private client(): Promise<RedisClient> {
+    if (this.current?.connected) return Promise.resolve(this.current)
+    this.discard(this.current)
+    if (this.closed) return Promise.reject(new RedisUnavailableError('the Redis connection is closed'))
+    if (!this.opening) {
+      if (Date.now() < this.failedUntil) return Promise.reject(this.lastFailure!)
+      this.opening = this.open().finally(() => (this.opening = undefined))
+    }
+    return this.opening
+  }
+
+  private async open(): Promise<RedisClient> {
+    const client = new RedisClient(this.url, {
+      autoReconnect: false,
+      enableOfflineQueue: false,
+      connectionTimeout: this.connectTimeoutMs,
+    })
+    try {
+      await bounded(client.connect(), this.connectTimeoutMs, 'connect')
+    } catch (error) {
+      client.close()
+      this.failedUntil = Date.now() + this.retryDelayMs
+      // The client's message never holds the URL (it may carry a password); keep only the message.
+      this.lastFailure = new RedisUnavailableError(`cannot connect to Redis: ${(error as Error).message}`)
+      throw this.lastFailure
+    }
+    if (this.closed) {
+      client.close()
+      throw new RedisUnavailableError('the Redis connection is closed')
+    }
+    this.current = client
+    return client
+  }
+
+  private discard(client: RedisClient | undefined): void {
+    if (!client) return
+    if (this.current === client) this.current = undefined
+    client.close()
+  }
+}
+
+/** `promise`, or a rejection once `ms` have passed. */
+function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RedisUnavailableError(`Redis did not answer ${what} within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}

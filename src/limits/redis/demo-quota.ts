@@ -1,0 +1,43 @@
+import { quotaState, type DemoQuota, type QuotaState } from '../demo-quota.ts'
+import type { ScriptRunner } from './connection.ts'
+import { QUOTA_SCRIPT } from './scripts.ts'
+
+/**
+ * The demo quota in Redis: one counter per organisation per UTC day (the day by Redis's clock),
+ * expiring at the end of its day, shared by every process that uses the same Redis. The gate
+ * asks it only after the minute window passed, so a request refused by the window counts here
+ * for nothing. Every call may throw: the gate answers 503.
+ */
+export class RedisDemoQuota implements DemoQuota {
+  private readonly keyPrefix: string
+
+  constructor(
+    private readonly redis: ScriptRunner,
+    private readonly options: { limit: number; keyPrefix?: string },
+  ) {
+    this.keyPrefix = `${options.keyPrefix ?? 'limits:'}quota:`
+  }
+
+  consume(organisationId: string): Promise<QuotaState> {
+    return this.call('consume', organisationId)
+  }
+
+  peek(organisationId: string): Promise<QuotaState> {
+    return this.call('peek', organisationId)
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping()
+  }
+
+  async close(): Promise<void> {
+    this.redis.close()
+  }
+
+  private async call(mode: 'consume' | 'peek', organisationId: string): Promise<QuotaState> {
+    const { limit } = this.options
+    const [allowed, used, now] = await this.redis.run(QUOTA_SCRIPT, [this.keyPrefix + organisationId], [mode, String(limit)])
+    // Redis's clock, not this process's: resetAt is the midnight the counter expires at.
+    return quotaState(limit, Number(used), allowed === 1, Number(now))
+  }
+}

@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto'
+import type { RateLimiter, WindowDecision, WindowState } from '../rate-limiter.ts'
+import { describeWindow } from '../window-state.ts'
+import type { ScriptRunner } from './connection.ts'
+import { WINDOW_SCRIPT } from './scripts.ts'
+
+export interface RedisRateLimiterOptions {
+  limit: number
+  /** @default 60000 (tests use a short window: Redis's clock cannot be faked) */
+  windowMs?: number
+  /** Prefix of every key, so that the limits can share a Redis with other data. @default 'limits:' */
+  keyPrefix?: string
+}
+
+/**
+ * The minute window in Redis, shared by every process that uses the same Redis: an exact
+ * sliding log per token (see WINDOW_SCRIPT), the state computed by the same function as the
+ * in-memory default's, so that both give the same headers for the same requests.
+ * Every call may throw (Redis unreachable, slow or failing): the gate answers 503.
+ */
+export class RedisRateLimiter implements RateLimiter {
+  readonly windowSeconds: number
+  private readonly limit: number
+  private readonly windowMs: number
+  private readonly keyPrefix: string
+  /** Members are this process's random tag and a counter: unique per request across processes. */
+  private readonly tag = randomBytes(6).toString('base64url')
+  private counter = 0
+
+  constructor(
+    private readonly redis: ScriptRunner,
+    options: RedisRateLimiterOptions,
+  ) {
+    this.limit = options.limit
+    this.windowMs = options.windowMs ?? 60_000
+    this.windowSeconds = this.windowMs / 1000
+    this.keyPrefix = `${options.keyPrefix ?? 'limits:'}window:`
+  }
+
+  async consume(key: string): Promise<WindowDecision> {
+    const member = `${this.tag}${(++this.counter).toString(36)}`
+    const [counted, state] = await this.call('consume', key, member)
+    if (!counted) return { state }
+    let released = false
+    return {
+      // As the in-memory default: "allowed" says this request was counted, and it waits for nothing.
+      state: { ...state, allowed: true, retryAfterSeconds: 0 },
+      release: async () => {
+        if (released) return this.peek(key)
+        released = true
+        return (await this.call('release', key, member))[1]
+      },
+    }
+  }
+
+  async peek(key: string): Promise<WindowState> {
+    return (await this.call('peek', key, ''))[1]
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping()
+  }
+
+  async close(): Promise<void> {
+    this.redis.close()
+  }
+
+  private async call(mode: 'consume' | 'peek' | 'release', key: string, member: string): Promise<[boolean, WindowState]> {
+    const [counted, count, now, newest, blocking] = await this.redis.run(WINDOW_SCRIPT, [this.keyPrefix + key], [mode, String(this.limit), String(this.windowMs), member])
+    const state = describeWindow({
+      limit: this.limit,
+      windowMs: this.windowMs,
+      now: Number(now),
+      count: Number(count),
+      newest: newest == null ? undefined : Number(newest),
+      blocking: blocking == null ? undefined : Number(blocking),
+    })
+    return [counted === 1, state]
+  }
+}
