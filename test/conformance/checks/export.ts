@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib'
 import { TICKET_FIELDS } from '../../../src/contract/vocabulary.ts'
 import { compact, expectStatus, expectedCsv } from '../assertions.ts'
 import type { CheckGroup, SuiteContext } from '../check.ts'
-import { filterCases, rangeQuery } from './pagination.ts'
+import { FILTER_CASES, filterCases, rangeQuery } from './pagination.ts'
 
 const BOM = [0xef, 0xbb, 0xbf]
 
@@ -48,7 +48,7 @@ export const exportChecks: CheckGroup = {
     },
     {
       name: 'filtered exports hold exactly the rows the same filters select in pages',
-      cost: { main: 3 },
+      cost: { main: FILTER_CASES },
       async run(context) {
         const sample = context.sample()
         for (const { label, pairs, keep } of filterCases(sample)) {

@@ -26,9 +26,13 @@ export async function readPage(context: SuiteContext, path: string, limit: numbe
 const walkLimit = (rows: number) => (rows >= 4 ? 3 : 1)
 const MAX_WALK_PAGES = 3
 
+/** How many filter combinations `filterCases` gives: one request each for pages, one for exports. */
+export const FILTER_CASES = 4
+
 /** Filter combinations over the sample, each with the rows it must select. */
 export function filterCases(sample: Sample): { label: string; pairs: [string, string][]; keep: (row: Ticket) => boolean }[] {
   const first = sample.rows[0]!
+  const second = sample.rows.find((row) => row.queueId !== first.queueId) ?? first
   const otherStatus = TICKET_STATUSES.find((status) => status !== first.status)!
   return [
     { label: `queueId=${first.queueId}`, pairs: [['queueId', first.queueId]], keep: (row) => row.queueId === first.queueId },
@@ -36,6 +40,11 @@ export function filterCases(sample: Sample): { label: string; pairs: [string, st
       label: `locationId and two statuses`,
       pairs: [['locationId', first.locationId], ['status', otherStatus], ['status', first.status]],
       keep: (row) => row.locationId === first.locationId && (row.status === first.status || row.status === otherStatus),
+    },
+    {
+      label: 'two queueIds and a status',
+      pairs: [['queueId', first.queueId], ['queueId', second.queueId], ['status', first.status]],
+      keep: (row) => (row.queueId === first.queueId || row.queueId === second.queueId) && row.status === first.status,
     },
     // A value is never split on commas: "a,b" is one id, which matches nothing here.
     { label: 'queueId with a comma', pairs: [['queueId', `${first.queueId},${first.queueId}`]], keep: () => false },
@@ -117,7 +126,7 @@ export const paginationChecks: CheckGroup = {
     },
     {
       name: 'filters select exactly the matching rows: queueId, locationId, several statuses; values are never split on commas',
-      cost: { main: 3 },
+      cost: { main: FILTER_CASES },
       async run(context) {
         const sample = context.sample()
         for (const { label, pairs, keep } of filterCases(sample)) {
