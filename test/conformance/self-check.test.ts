@@ -25,6 +25,8 @@ const REPORTED: Record<FaultName, string[]> = {
   'sends a 500 body with a stack trace': [reportedName('no error answer says anything internal'), reportedName('an unknown parameter')],
 }
 const FAULT_NAMES = Object.keys(FAULTS) as FaultName[]
+/** Every check of the suite: one test case each in a complete report. */
+const CHECKS = GROUPS.flatMap((group) => group.checks)
 /** One token of the paid organisation per run: direct, without options, through a faithful proxy, each fault. */
 const RUNS = 3 + FAULT_NAMES.length
 
@@ -80,7 +82,7 @@ describe("the contract suite against the project's own server", () => {
     expect(result.status).toBe(0)
     expect(result.skipped).toEqual([reportedName('once the window is spent')])
     expect(result.skipped[0]).toContain('[needs API_CONTRACT_EXHAUST=1]')
-    expect(result.cases).toHaveLength(GROUPS.flatMap((group) => group.checks).length)
+    expect(result.cases).toHaveLength(CHECKS.length)
     const after = requestsByToken()
     const spent = (id: string) => (after.get(id) ?? 0) - (before.get(id) ?? 0)
     const mainId = deployment.mainTokens.find((t) => t.token === env.API_TOKEN)!.id
@@ -98,7 +100,7 @@ describe("the contract suite against the project's own server", () => {
     )
     expect(result.failed).toEqual([])
     expect(result.status).toBe(0)
-    const needing = GROUPS.flatMap((group) => group.checks).filter((check) => check.needs?.length)
+    const needing = CHECKS.filter((check) => check.needs?.length)
     expect(result.skipped).toHaveLength(needing.length)
     for (const name of result.skipped) expect(name).toMatch(/\[needs (API_\w+(=1)?(, )?)+\]$/)
     expect(result.stdout).toMatch(/would spend \d+ of the demo organisation's 50 requests today; set API_CONTRACT_DEMO_OK=1/)
@@ -122,6 +124,7 @@ describe('the contract suite against deliberately wrong servers', () => {
       const result = await runContractSuite(everything(`http://127.0.0.1:${proxy.port}`), reports, 'faithful')
       expect(result.failed).toEqual([])
       expect(result.status).toBe(0)
+      expect(result.cases).toHaveLength(CHECKS.length)
     } finally {
       await proxy.stop(true)
     }

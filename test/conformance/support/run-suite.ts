@@ -33,7 +33,8 @@ export function readJunit(xml: string): SuiteResult['cases'] {
  * with `env` as its only API_* variables, and reads the report.
  */
 export async function runContractSuite(env: Record<string, string>, reportDir: string, label: string): Promise<SuiteResult> {
-  const report = join(reportDir, `${label}.xml`)
+  // In a directory that does not exist yet: the command creates it (bun test would not).
+  const report = join(reportDir, label, 'report.xml')
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('API_')))
   const child = Bun.spawn(['npm', 'run', '-s', 'contract', '--', '--reporter=junit', `--reporter-outfile=${report}`], {
     env: { ...inherited, ...env },
