@@ -24,15 +24,17 @@ export const MAX_SAMPLE_ROWS = 8
 const WINDOWS = 4
 
 /**
- * Cuts the range from the first row: a window read whole (no nextCursor) when it holds at most
- * MAX_SAMPLE_ROWS rows; otherwise up to (excluding) the instant of row m for the largest
- * m ≤ MAX_SAMPLE_ROWS where rows m - 1 and m differ in createdAt, so that the range holds exactly
- * rows 0..m-1. At least two rows, so that there is a cursor to follow.
+ * Cuts the range from the first row: a window read whole (no nextCursor) of at most
+ * MAX_SAMPLE_ROWS rows up to its last row; otherwise up to (excluding) the instant of row m, for
+ * the largest m ≤ MAX_SAMPLE_ROWS where rows m - 1 and m differ in createdAt, so that the range
+ * holds exactly rows 0..m-1. At least two rows, so that there is a cursor to follow.
  */
-export function cutSample(page: TicketPage, windowTo: string): Pick<Sample, 'from' | 'to' | 'rows'> | null {
+export function cutSample(page: TicketPage): Pick<Sample, 'from' | 'to' | 'rows'> | null {
   const items = page.items
   if (items.length < 2) return null
-  if (page.nextCursor === null && items.length <= MAX_SAMPLE_ROWS) return { from: items[0]!.createdAt, to: windowTo, rows: items }
+  // Up to just after the last row, not the window's end (a minute past now): a ticket created
+  // while the suite runs must not join the range.
+  if (page.nextCursor === null && items.length <= MAX_SAMPLE_ROWS) return { from: items[0]!.createdAt, to: iso(Date.parse(items.at(-1)!.createdAt) + 1), rows: items }
   for (let m = Math.min(items.length - 1, MAX_SAMPLE_ROWS); m >= 2; m--) {
     if (items[m]!.createdAt > items[m - 1]!.createdAt) return { from: items[0]!.createdAt, to: items[m]!.createdAt, rows: items.slice(0, m) }
   }
@@ -56,7 +58,7 @@ export const discovery: Check = {
       expectSchema(TicketPageSchema, page, path)
       expectCanonicalTimestamps(page.items)
       if (page.items.length === 0) continue
-      const cut = cutSample(page, to)
+      const cut = cutSample(page)
       if (!cut) throw new Error(`no range of 2 to ${MAX_SAMPLE_ROWS} tickets can be cut from the first ${page.items.length} after ${from} (too few, or too many at one instant)`)
       context.setSample({ ...cut, reference: { path, page } })
       return
