@@ -46,7 +46,8 @@ export class ContractClient {
   constructor(
     private readonly options: SuiteOptions,
     private readonly clock: SuiteClock,
-    private readonly say: (line: string) => void = (line) => console.error(line),
+    /** Tells the person running the suite about a wait. */
+    private readonly say: (line: string) => void,
   ) {}
 
   /** Opens the budget of one check; requests beyond it throw. */
