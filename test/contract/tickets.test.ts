@@ -84,33 +84,11 @@ describe('GET /v1/tickets rows', () => {
     expect(await ids('queueId=nope')).toEqual([])
     expect(await ids('queueId=q_pay,q_zh')).toEqual([]) // never split on the comma
   })
-
-  test('every 400 names its parameter, counts once and carries rate-limit headers', async () => {
-    const cases: [string, string][] = [
-      ['to=2026-03-02', 'from'],
-      ['from=2026-03-01T00:00:00&to=2026-03-02', 'from'],
-      ['from=2026-01-01&to=2026-04-02', 'to'],
-      ['from=2026-03-01&to=2026-03-02&limit=501', 'limit'],
-      ['from=2026-03-01&to=2026-03-02&status=LOST', 'status'],
-      ['from=2026-03-01&to=2026-03-02&sort=desc', 'sort'],
-      ['from=2026-03-01&to=2026-03-02&cursor=garbage', 'cursor'],
-      ['from=2026-03-01&to=2026-03-02&to=2026-03-03', 'to'],
-    ]
-    for (const [query, param] of cases) {
-      const response = await server.get(`/v1/tickets?${query}`, token)
-      expect(response.status).toBe(400)
-      const body = (await response.json()) as Record<string, string>
-      expect(body).toMatchObject({ error: 'invalid_request', param })
-      expect(body.message).toContain(param === 'to' || param === 'from' ? '' : param)
-      expect(response.headers.get('x-ratelimit-remaining')).not.toBeNull()
-    }
-  })
 })
 
 describe('keyset pagination', () => {
   let server: TestServer
   let token: string
-  let otherToken: string
   let db: Database
   let orgId: string
 
@@ -119,7 +97,6 @@ describe('keyset pagination', () => {
     const created = server.organisation()
     token = created.token
     orgId = created.org.id
-    otherToken = server.organisation().token
     db = openTenant(server.dataDir, orgId)
     writeStructure(db)
   })
@@ -174,21 +151,6 @@ describe('keyset pagination', () => {
       expect(ids).toEqual(expected)
       expect(new Set(ids).size).toBe(ids.length)
     }
-  })
-
-  test('a cursor is refused with other filters, another range, garbage, or another organisation', async () => {
-    const first = await page(server, token, 'from=2026-03-01&to=2026-03-07&limit=5')
-    const cursor = encodeURIComponent(first.nextCursor!)
-    const refused = async (bearer: string, query: string) => {
-      const response = await server.get(`/v1/tickets?${query}&cursor=${cursor}`, bearer)
-      expect(response.status).toBe(400)
-      expect(await response.json()).toMatchObject({ error: 'invalid_request', param: 'cursor' })
-    }
-    await refused(token, 'from=2026-03-01&to=2026-03-07&status=WAITING')
-    await refused(token, 'from=2026-03-01&to=2026-03-08')
-    await refused(otherToken, 'from=2026-03-01&to=2026-03-07')
-    const ok = await server.get(`/v1/tickets?from=2026-03-01T00:00:00.000Z&to=2026-03-07&limit=9&cursor=${cursor}`, token)
-    expect(ok.status).toBe(200)
   })
 
   test('writes during a walk: no duplicates, nothing pre-existing skipped, new rows past the cursor appear', async () => {

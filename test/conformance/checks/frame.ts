@@ -1,0 +1,65 @@
+import { expect } from 'bun:test'
+import { expectError, expectStatus } from '../assertions.ts'
+import type { Check, CheckGroup } from '../check.ts'
+
+/**
+ * What the service answers around the three operations, none of it needing a token: unknown
+ * paths, other methods, the CORS preflight, the request id. No request here carries a token, so
+ * that a method that could write never reaches a server with credentials.
+ */
+
+export const OPERATIONS = ['/v1/queues', '/v1/tickets', '/v1/exports/tickets.csv'] as const
+
+function methodCheck(method: string): Check {
+  return {
+    name: `${method} on an operation: 405 with Allow: GET`,
+    cost: { none: 1 },
+    async run({ client }) {
+      const exchange = await client.request('/v1/tickets', { method })
+      expectStatus(exchange, 405)
+      expect(exchange.headers.get('allow')).toBe('GET')
+      if (method !== 'HEAD') expectError(exchange, 'method_not_allowed')
+    },
+  }
+}
+
+export const frameChecks: CheckGroup = {
+  title: 'routing, preflight and request ids',
+  checks: [
+    {
+      name: 'an unknown path is 404 not_found, whatever the method, without a token',
+      cost: { none: 3 },
+      async run({ client }) {
+        expectError(await client.request('/v2/queues'), 'not_found')
+        expectError(await client.request('/v1/queues/extra'), 'not_found')
+        expectError(await client.request('/v1/nothing', { method: 'POST' }), 'not_found')
+      },
+    },
+    ...['POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].map(methodCheck),
+    {
+      name: 'CORS preflight of each operation: 204 without a token, any origin, GET, Authorization allowed',
+      cost: { none: OPERATIONS.length },
+      async run({ client }) {
+        for (const path of OPERATIONS) {
+          const exchange = await client.request(path, { method: 'OPTIONS', headers: { 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' } })
+          expectStatus(exchange, 204)
+          expect(exchange.headers.get('access-control-allow-origin')).toBe('*')
+          expect(exchange.headers.get('access-control-allow-methods')).toBe('GET')
+          expect(exchange.headers.get('access-control-allow-headers')!.toLowerCase()).toContain('authorization')
+        }
+      },
+    },
+    {
+      name: 'X-Request-Id: a short plain client id is echoed, anything else replaced',
+      cost: { none: 2 },
+      async run({ client }) {
+        const echoed = await client.request('/v1/queues', { headers: { 'X-Request-Id': 'loader-run-42' } })
+        expect(echoed.headers.get('x-request-id')).toBe('loader-run-42')
+        const odd = '<script>' + 'x'.repeat(100)
+        const replaced = await client.request('/v1/queues', { headers: { 'X-Request-Id': odd } })
+        expect(replaced.headers.get('x-request-id')).not.toBe(odd)
+        expect(replaced.headers.get('x-request-id')).toMatch(/^[\w.-]{8,64}$/)
+      },
+    },
+  ],
+}
