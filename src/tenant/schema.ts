@@ -56,3 +56,19 @@ export const tickets = sqliteTable(
     index('tickets_status_created').on(table.status, table.createdAt, table.id),
   ],
 )
+
+/**
+ * The change log of schema version 3 (see migrations.ts), kept by triggers on `tickets`: one row
+ * per ticket, holding the version of its latest change and a copy of its created_at.
+ */
+export const ticketChanges = sqliteTable('ticket_changes', {
+  version: integer('version').primaryKey({ autoIncrement: true }),
+  ticketId: text('ticket_id').notNull().unique(),
+  createdAt: text('created_at').notNull(),
+})
+
+/** The one row holding the file's random history id (schema version 3). */
+export const changeHistory = sqliteTable('change_history', {
+  onlyRow: integer('only_row').primaryKey(),
+  historyId: text('history_id').notNull(),
+})
