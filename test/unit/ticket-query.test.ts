@@ -79,7 +79,15 @@ describe('parseTicketQuery', () => {
       statuses: ['WAITING'],
       limit: 100,
       cursor: null,
+      changedAfter: null,
     })
+  })
+
+  test('changedAfter: kept raw for the token codec, on both operations; once, not empty', () => {
+    expect(parse('from=2026-03-01&to=2026-03-02&changedAfter=abc.def').changedAfter).toBe('abc.def')
+    expect(parse('from=2026-03-01&to=2026-03-02&changedAfter=abc.def', 'export').changedAfter).toBe('abc.def')
+    expectInvalid('from=2026-03-01&to=2026-03-02&changedAfter=', 'changedAfter', /empty/)
+    expectInvalid('from=2026-03-01&to=2026-03-02&changedAfter=a.b&changedAfter=a.b', 'changedAfter', /only once/, 'export')
   })
 
   test('a value is never split on commas, encoded or not', () => {
