@@ -60,11 +60,17 @@ export const TENANT_MIGRATIONS: readonly Migration[] = [
         -- Kept by the triggers below for the analytics API's changedAfter filter; do not write to it.
         -- One row per ticket: the version of its latest change. AUTOINCREMENT: versions only grow
         -- and are never reused, even after the row with the highest one is deleted.
-        version    INTEGER PRIMARY KEY AUTOINCREMENT,
-        ticket_id  TEXT NOT NULL UNIQUE,
-        -- A copy of the ticket's created_at: a page filters and orders the changed tickets
-        -- without reading the tickets it does not return.
-        created_at TEXT NOT NULL
+        version     INTEGER PRIMARY KEY AUTOINCREMENT,
+        ticket_id   TEXT NOT NULL UNIQUE,
+        -- The ticket's served columns as this change left them (never a personal one), so that
+        -- the changed tickets are read in one stretch of this table, not one by one from tickets.
+        number      INTEGER NOT NULL,
+        queue_id    TEXT NOT NULL,
+        location_id TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        called_at   TEXT, completed_at TEXT, cancelled_at TEXT, skipped_at TEXT, no_show_at TEXT,
+        called_by_device_session_id TEXT
       );
       CREATE TABLE change_history (
         -- A random id of this file's change history, checked against every changedAfter token:
@@ -81,7 +87,10 @@ export const TENANT_MIGRATIONS: readonly Migration[] = [
         -- (UPDATE OR IGNORE, INSERT OR ABORT, ...) overrides the one of a statement in a trigger,
         -- which would then skip the change or fail the writer's statement.
         DELETE FROM ticket_changes WHERE ticket_id = NEW.id;
-        INSERT INTO ticket_changes (ticket_id, created_at) VALUES (NEW.id, NEW.created_at);
+        INSERT INTO ticket_changes (ticket_id, number, queue_id, location_id, status, created_at, called_at,
+          completed_at, cancelled_at, skipped_at, no_show_at, called_by_device_session_id)
+        VALUES (NEW.id, NEW.number, NEW.queue_id, NEW.location_id, NEW.status, NEW.created_at, NEW.called_at,
+          NEW.completed_at, NEW.cancelled_at, NEW.skipped_at, NEW.no_show_at, NEW.called_by_device_session_id);
       END;
       CREATE TRIGGER ticket_changes_after_update
       AFTER UPDATE OF id, number, queue_id, location_id, status, created_at, called_at, completed_at,
@@ -96,7 +105,10 @@ export const TENANT_MIGRATIONS: readonly Migration[] = [
         -- Only the 12 columns the API serves: a change of a personal column is not a change a
         -- client can see, nor is an UPDATE that writes the values the columns already hold.
         DELETE FROM ticket_changes WHERE ticket_id IN (OLD.id, NEW.id);
-        INSERT INTO ticket_changes (ticket_id, created_at) VALUES (NEW.id, NEW.created_at);
+        INSERT INTO ticket_changes (ticket_id, number, queue_id, location_id, status, created_at, called_at,
+          completed_at, cancelled_at, skipped_at, no_show_at, called_by_device_session_id)
+        VALUES (NEW.id, NEW.number, NEW.queue_id, NEW.location_id, NEW.status, NEW.created_at, NEW.called_at,
+          NEW.completed_at, NEW.cancelled_at, NEW.skipped_at, NEW.no_show_at, NEW.called_by_device_session_id);
       END;
       CREATE TRIGGER ticket_changes_after_delete AFTER DELETE ON tickets
       BEGIN

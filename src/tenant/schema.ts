@@ -59,12 +59,24 @@ export const tickets = sqliteTable(
 
 /**
  * The change log of schema version 3 (see migrations.ts), kept by triggers on `tickets`: one row
- * per ticket, holding the version of its latest change and a copy of its created_at.
+ * per ticket, holding the version of its latest change and the ticket's served columns as that
+ * change left them. Its members are named as those of `tickets`, so that the same query code
+ * selects a ticket from either.
  */
 export const ticketChanges = sqliteTable('ticket_changes', {
   version: integer('version').primaryKey({ autoIncrement: true }),
-  ticketId: text('ticket_id').notNull().unique(),
+  id: text('ticket_id').notNull().unique(),
+  number: integer('number').notNull(),
+  queueId: text('queue_id').notNull(),
+  locationId: text('location_id').notNull(),
+  status: text('status', { enum: TICKET_STATUSES }).notNull(),
   createdAt: text('created_at').notNull(),
+  calledAt: text('called_at'),
+  completedAt: text('completed_at'),
+  cancelledAt: text('cancelled_at'),
+  skippedAt: text('skipped_at'),
+  noShowAt: text('no_show_at'),
+  calledByDeviceSessionId: text('called_by_device_session_id'),
 })
 
 /** The one row holding the file's random history id (schema version 3). */

@@ -111,15 +111,39 @@ describe('tenant schema version 3: the change log', () => {
     expect(log()).toEqual(before)
   })
 
-  test('the update trigger watches exactly the 12 served columns', () => {
+  test('the update trigger watches exactly the 12 served columns; both copy exactly them', () => {
     const personal = new Set(['customer_name', 'notes', 'party_size', 'bearer_hash'])
     const served = Object.values(getTableColumns(tickets)).map((column) => column.name).filter((name) => !personal.has(name)).sort()
     expect(served).toHaveLength(12)
-    const { sql } = db.query(`SELECT sql FROM sqlite_schema WHERE name = 'ticket_changes_after_update'`).get() as { sql: string }
-    const watched = /UPDATE OF ([\s\S]+?) ON tickets/.exec(sql)![1]!.split(',').map((name) => name.trim()).sort()
+    const sqlOf = (name: string) => (db.query(`SELECT sql FROM sqlite_schema WHERE name = ?`).get(name) as { sql: string }).sql
+    const update = sqlOf('ticket_changes_after_update')
+    const watched = /UPDATE OF ([\s\S]+?) ON tickets/.exec(update)![1]!.split(',').map((name) => name.trim()).sort()
     expect(watched).toEqual(served)
-    for (const column of served) expect(sql).toContain(`OLD.${column} IS NOT NEW.${column}`)
-    for (const column of personal) expect(sql).not.toContain(column)
+    for (const column of served) expect(update).toContain(`OLD.${column} IS NOT NEW.${column}`)
+    for (const trigger of ['ticket_changes_after_insert', 'ticket_changes_after_update']) {
+      const copied = /VALUES \(([\s\S]+?)\);/.exec(sqlOf(trigger))![1]!.split(',').map((value) => value.trim().replace(/^NEW\./, '')).sort()
+      expect(copied).toEqual(served)
+    }
+    for (const name of ['ticket_changes', 'ticket_changes_after_insert', 'ticket_changes_after_update', 'ticket_changes_after_delete']) {
+      for (const column of personal) expect(sqlOf(name)).not.toContain(column)
+    }
+  })
+
+  test("the log's copy of a ticket's served columns equals the ticket's, after every kind of write", () => {
+    writeTickets(db, [ticket('a'), ticket('b'), ticket('c'), {
+      ...ticket('d'), status: 'COMPLETED', calledAt: '2026-03-02T09:01:00.000Z', completedAt: '2026-03-02T09:02:00.000Z', cancelledAt: '2026-03-02T09:03:00.000Z',
+      skippedAt: '2026-03-02T09:04:00.000Z', noShowAt: '2026-03-02T09:05:00.000Z', calledByDeviceSessionId: 'dev_1',
+    }])
+    db.exec(`UPDATE tickets SET status = 'CALLED', called_at = '2026-03-02T09:05:00.000Z', called_by_device_session_id = 'dev_1' WHERE id = 'a'`)
+    db.exec(`UPDATE tickets SET number = 7, queue_id = 'q_zh', location_id = 'loc_b', created_at = '2026-03-03T00:00:00.000Z' WHERE id = 'b'`)
+    db.exec(`UPDATE tickets SET status = 'COMPLETED', completed_at = '2026-03-02T09:09:00.000Z', notes = 'n' WHERE id = 'a'`)
+    db.exec(`INSERT OR REPLACE INTO tickets (id, number, queue_id, location_id, status, created_at, no_show_at) VALUES ('c', 3, 'q_id', 'loc_a', 'NO_SHOW', '2026-03-04T00:00:00.000Z', '2026-03-04T01:00:00.000Z')`)
+    db.exec(`UPDATE tickets SET id = 'c2', cancelled_at = '2026-03-04T02:00:00.000Z', skipped_at = '2026-03-04T03:00:00.000Z' WHERE id = 'c'`)
+    const served = 'number, queue_id, location_id, status, created_at, called_at, completed_at, cancelled_at, skipped_at, no_show_at, called_by_device_session_id'
+    const fromTickets = db.query(`SELECT id, ${served} FROM tickets ORDER BY id`).all()
+    const fromLog = db.query(`SELECT ticket_id AS id, ${served} FROM ticket_changes ORDER BY ticket_id`).all()
+    expect(fromLog).toEqual(fromTickets)
+    expect(fromLog).toHaveLength(4)
   })
 })
 
