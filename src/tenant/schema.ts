@@ -28,6 +28,15 @@ export const deviceSessions = sqliteTable('device_sessions', {
   endedAt: text('ended_at'),
 })
 
+/** A ticket's lifecycle timestamps: in `tickets`, and the same in the change log's copy. */
+const lifecycleColumns = () => ({
+  calledAt: text('called_at'),
+  completedAt: text('completed_at'),
+  cancelledAt: text('cancelled_at'),
+  skippedAt: text('skipped_at'),
+  noShowAt: text('no_show_at'),
+})
+
 export const tickets = sqliteTable(
   'tickets',
   {
@@ -37,11 +46,7 @@ export const tickets = sqliteTable(
     locationId: text('location_id').notNull().references(() => locations.id),
     status: text('status', { enum: TICKET_STATUSES }).notNull(),
     createdAt: text('created_at').notNull(),
-    calledAt: text('called_at'),
-    completedAt: text('completed_at'),
-    cancelledAt: text('cancelled_at'),
-    skippedAt: text('skipped_at'),
-    noShowAt: text('no_show_at'),
+    ...lifecycleColumns(),
     calledByDeviceSessionId: text('called_by_device_session_id').references(() => deviceSessions.id),
     // Typed by the customer, or the secret that lets a customer reach the ticket: NEVER served.
     customerName: text('customer_name'),
@@ -71,11 +76,7 @@ export const ticketChanges = sqliteTable('ticket_changes', {
   locationId: text('location_id').notNull(),
   status: text('status', { enum: TICKET_STATUSES }).notNull(),
   createdAt: text('created_at').notNull(),
-  calledAt: text('called_at'),
-  completedAt: text('completed_at'),
-  cancelledAt: text('cancelled_at'),
-  skippedAt: text('skipped_at'),
-  noShowAt: text('no_show_at'),
+  ...lifecycleColumns(),
   calledByDeviceSessionId: text('called_by_device_session_id'),
 })
 

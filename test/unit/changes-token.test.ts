@@ -2,26 +2,12 @@ import { describe, expect, test } from 'bun:test'
 import { ChangesTokenCodec } from '../../src/changes/token.ts'
 import { CursorCodec } from '../../src/tickets/cursor.ts'
 import { parseTicketQuery } from '../../src/tickets/query.ts'
-import { ApiError } from '../../src/errors/api-error.ts'
+import { expectInvalidParam } from '../support/api-error.ts'
 
 const codec = new ChangesTokenCodec('test-signing-key')
 const position = { historyId: '0f1e2d3c4b5a69788796a5b4c3d2e1f0', version: 1234 }
 
-/** Asserts a 400 naming changedAfter whose message contains `fragment`. */
-function expectTokenError(fn: () => unknown, fragment: RegExp) {
-  let caught: unknown
-  try {
-    fn()
-  } catch (error) {
-    caught = error
-  }
-  expect(caught).toBeInstanceOf(ApiError)
-  const error = caught as ApiError
-  expect(error.status).toBe(400)
-  expect(error.errorCode).toBe('invalid_request')
-  expect(error.extra.param).toBe('changedAfter')
-  expect(error.message).toMatch(fragment)
-}
+const expectTokenError = (fn: () => unknown, fragment: RegExp) => expectInvalidParam(fn, 'changedAfter', fragment)
 
 describe('ChangesTokenCodec', () => {
   test('round trip; opaque base64url, URL-safe as it is', () => {

@@ -1,24 +1,13 @@
 import { describe, expect, test } from 'bun:test'
 import { parseTicketQuery, type TicketEndpoint } from '../../src/tickets/query.ts'
 import { parseInstant } from '../../src/tickets/instant.ts'
-import { ApiError } from '../../src/errors/api-error.ts'
+import { expectInvalidParam } from '../support/api-error.ts'
 
 const parse = (query: string, endpoint: TicketEndpoint = 'page') => parseTicketQuery(new URLSearchParams(query), endpoint)
 
 /** Asserts a 400 naming `param`, whose message contains `fragment`. */
 function expectInvalid(query: string, param: string, fragment: string | RegExp, endpoint: TicketEndpoint = 'page') {
-  let caught: unknown
-  try {
-    parse(query, endpoint)
-  } catch (error) {
-    caught = error
-  }
-  expect(caught).toBeInstanceOf(ApiError)
-  const error = caught as ApiError
-  expect(error.status).toBe(400)
-  expect(error.errorCode).toBe('invalid_request')
-  expect(error.extra.param).toBe(param)
-  expect(error.message).toMatch(fragment)
+  expectInvalidParam(() => parse(query, endpoint), param, fragment)
 }
 
 const ms = (iso: string) => Date.parse(iso)
