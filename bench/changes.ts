@@ -45,9 +45,14 @@ interface Figure {
 const figures: Figure[] = []
 const fmt = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(2))
 const show = (s: Summary, unit: string) => `${fmt(s.median)} ${unit} (${fmt(s.min)}–${fmt(s.max)})`
+/** value / against, of medians; a small one as a fraction (the export's is about 1/400). */
+function ratioOf(figure: Figure): string {
+  const ratio = figure.value.median / figure.against!.value.median
+  return `${ratio >= 0.1 ? `${ratio.toFixed(2)}×` : `1/${Math.round(1 / ratio)} of`} ${figure.against!.name}`
+}
 function record(figure: Figure) {
   figures.push(figure)
-  const ratio = figure.against ? ` = ${(figure.value.median / figure.against.value.median).toFixed(2)}× ${figure.against.name}` : ''
+  const ratio = figure.against ? ` = ${ratioOf(figure)}` : ''
   log(`  ${figure.figure}: ${show(figure.value, figure.unit)}${ratio}`)
 }
 
@@ -232,7 +237,7 @@ const lines = [
   '| figure | median (min–max) | ratio | target |',
   '|---|---|---|---|',
   ...figures.map((f) => {
-    const ratio = f.against ? `${(f.value.median / f.against.value.median).toFixed(2)}× ${f.against.name}` : ''
+    const ratio = f.against ? ratioOf(f) : ''
     const met = f.target && f.against ? ` (${f.value.median / f.against.value.median <= Number(f.target.replace(/[^0-9.]/g, '')) ? 'met' : 'missed'})` : ''
     return `| ${f.figure} | ${show(f.value, f.unit)} | ${ratio} | ${f.target ?? ''}${met} |`
   }),
