@@ -9,6 +9,7 @@ import { TenantPool } from './tenant/pool.ts'
 import type { Limits } from './limits/embedded.ts'
 import { configuredLimits } from './limits/configured.ts'
 import { CursorCodec } from './tickets/cursor.ts'
+import { ChangesTokenCodec } from './changes/token.ts'
 import { createGate } from './admission/gate.ts'
 import { errorResponse, toApiError } from './http/error-response.ts'
 import { requestInfo } from './http/request-info.ts'
@@ -59,6 +60,8 @@ export function createApp(deps: AppDeps): App {
   const limits = (deps.limits ?? configuredLimits(config))(store, clock)
   const lastUsed = new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
   const cursors = new CursorCodec(store.cursorSigningKey())
+  // One key signs both; each signs under its own tag (see crypto/signature.ts).
+  const changes = new ChangesTokenCodec(store.cursorSigningKey())
   const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger })
   let activeExports = 0
 
@@ -76,9 +79,10 @@ export function createApp(deps: AppDeps): App {
       v1Routes({
         gate,
         queues: queuesHandler(pool),
-        tickets: ticketsHandler(pool, cursors),
+        tickets: ticketsHandler(pool, cursors, changes),
         exportCsv: exportHandler({
           pool,
+          changes,
           stallTimeoutMs: config.exportStallTimeoutMs,
           logger,
           onStart: () => activeExports++,

@@ -23,11 +23,17 @@ export const MAX_PAGE_LIMIT = 500
 
 /** Every query parameter each ticket operation accepts; anything else is 400. */
 export const TICKET_PARAMETERS = {
-  page: ['from', 'to', 'queueId', 'locationId', 'status', 'cursor', 'limit'],
-  export: ['from', 'to', 'queueId', 'locationId', 'status'],
+  page: ['from', 'to', 'queueId', 'locationId', 'status', 'changedAfter', 'cursor', 'limit'],
+  export: ['from', 'to', 'queueId', 'locationId', 'status', 'changedAfter'],
 } as const
 /** The parameters that may be given several times (`name=a&name=b`). */
 export const REPEATABLE_PARAMETERS = ['queueId', 'locationId', 'status'] as const
+
+/**
+ * The response header of both ticket operations that holds a changes token (docs/api.md#loading-incrementally):
+ * passed back as `changedAfter`, it selects the tickets inserted or changed since that response.
+ */
+export const CHANGES_TOKEN_HEADER = 'X-Changes-Token'
 
 /** Every error code of the API and its HTTP status; the body's `error` is one of these. */
 export const ERROR_STATUS = {

@@ -1,5 +1,6 @@
 import { SQLiteError, type Statement } from 'bun:sqlite'
 import type { TenantLease } from '../tenant/pool.ts'
+import { endSnapshot } from '../tenant/read.ts'
 import type { TicketQuery } from '../tickets/query.ts'
 import { prepareTicketExport, type TicketRow } from '../tickets/repository.ts'
 import { csvHeader, csvLine } from './csv-format.ts'
@@ -7,8 +8,15 @@ import { csvHeader, csvLine } from './csv-format.ts'
 export type ExportOutcome = 'complete' | 'cancelled' | 'stalled' | 'failed'
 
 export interface ExportStreamOptions {
+  /**
+   * A connection of the export's own. Its caller may have begun a read transaction on it (so
+   * that what it read first, the X-Changes-Token, comes from the rows' snapshot): the stream
+   * ends it with its statement.
+   */
   lease: TenantLease
   query: TicketQuery
+  /** changedAfter: only tickets inserted or changed after this version of the change log. */
+  sinceVersion?: number | null
   demo: boolean
   /** A reader that takes nothing for this long loses its export (the statement is released). */
   stallTimeoutMs: number
@@ -45,16 +53,17 @@ interface DirectController {
  * aborts the response, so the client sees a truncated transfer, never a file that looks complete.
  */
 export function createCsvExportStream(options: ExportStreamOptions): ReadableStream<string> {
-  const { lease, query, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd } = options
+  const { lease, query, sinceVersion = null, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd } = options
   let statement: Statement
   let rows: IterableIterator<unknown>
   let next: IteratorResult<unknown>
   try {
-    const prepared = prepareTicketExport(lease, query)
+    const prepared = prepareTicketExport(lease, query, sinceVersion)
     statement = prepared.statement
     rows = statement.iterate(...prepared.values)
     next = rows.next()
   } catch (error) {
+    endSnapshot(lease)
     lease.release()
     // Our SQL is fixed, so a SQLite error here means the file cannot be served (503); anything
     // else is a bug of ours and must show as one (500), not as the organisation's data.
@@ -75,6 +84,7 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
     try {
       rows.return?.()
       statement.finalize()
+      endSnapshot(lease)
     } finally {
       lease.release()
       onEnd?.(outcome, { rows: rowCount, chars: charCount, error })

@@ -1,3 +1,5 @@
+import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
+
 /**
  * Headers every response gets (docs/api.md#browser-use-and-cors, docs/api.md#response-headers): the request id, nosniff, no-store on
  * data and errors (they are private to one organisation), and CORS: bearer tokens are not
@@ -6,7 +8,7 @@
 
 export const CORS_EXPOSED_HEADERS = [
   'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy',
-  'Retry-After', 'Content-Disposition', 'X-Service-Demo', 'X-Request-Id',
+  'Retry-After', 'Content-Disposition', 'X-Service-Demo', 'X-Request-Id', CHANGES_TOKEN_HEADER,
 ].join(', ')
 
 /** `privateData`: the response holds an organisation's data (any /v1 answer), never to be cached. */

@@ -6,7 +6,7 @@ import { requestInfo } from './request-info.ts'
 export interface V1Handlers {
   gate: Gate
   queues: (caller: Caller, params: URLSearchParams) => unknown
-  tickets: (caller: Caller, params: URLSearchParams) => unknown
+  tickets: (caller: Caller, params: URLSearchParams) => { body: unknown; headers: Record<string, string> }
   exportCsv: (caller: Caller, params: URLSearchParams, request: Request, requestId: string) => Response
 }
 
@@ -32,7 +32,11 @@ export function v1Routes(handlers: V1Handlers) {
       return { caller }
     })
     .get('/v1/queues', ({ caller, request }) => handlers.queues(caller, searchParams(request.url)))
-    .get('/v1/tickets', ({ caller, request }) => handlers.tickets(caller, searchParams(request.url)))
+    .get('/v1/tickets', ({ caller, request, set }) => {
+      const { body, headers } = handlers.tickets(caller, searchParams(request.url))
+      Object.assign(set.headers, headers)
+      return body
+    })
     .get('/v1/exports/tickets.csv', ({ caller, request }) =>
       handlers.exportCsv(caller, searchParams(request.url), request, requestInfo(request).id),
     )

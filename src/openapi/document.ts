@@ -1,4 +1,4 @@
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, TICKET_FIELDS, TICKET_STATUSES } from '../contract/vocabulary.ts'
+import { CHANGES_TOKEN_HEADER, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, TICKET_FIELDS, TICKET_STATUSES } from '../contract/vocabulary.ts'
 import {
   DemoQuotaSchema, ErrorSchema, LocationSchema, QueueSchema, QueuesResponseSchema, RateLimitedSchema, TicketPageSchema, TicketSchema,
 } from '../contract/schemas.ts'
@@ -32,7 +32,12 @@ const errorResponses = {
   '503': ref('responses', 'DataUnavailable'),
 }
 
-const filterParameters = [ref('parameters', 'from'), ref('parameters', 'to'), ref('parameters', 'queueId'), ref('parameters', 'locationId'), ref('parameters', 'status')]
+const filterParameters = [
+  ref('parameters', 'from'), ref('parameters', 'to'), ref('parameters', 'queueId'), ref('parameters', 'locationId'), ref('parameters', 'status'),
+  ref('parameters', 'changedAfter'),
+]
+/** The headers of a 200 of either ticket operation. */
+const ticketHeaders = { ...rateLimitHeaders, [CHANGES_TOKEN_HEADER]: ref('headers', CHANGES_TOKEN_HEADER) }
 
 const jsonError = (description: string, extraHeaders: Record<string, unknown> = {}, schema: unknown = ref('schemas', 'Error')) => ({
   description,
@@ -87,10 +92,12 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
           operationId: 'listTickets',
           tags: ['Tickets'],
           summary: 'One page of tickets',
-          description: 'Keyset pagination ordered by createdAt, then id. Pass nextCursor as cursor with the same from, to and filters until nextCursor is null.',
+          description:
+            'Keyset pagination ordered by createdAt, then id. Pass nextCursor as cursor with the same from, to and filters (changedAfter included) until nextCursor is null. ' +
+            `To load incrementally, keep the ${CHANGES_TOKEN_HEADER} of the first response of a run and pass it as changedAfter in the next run.`,
           parameters: [...filterParameters, ref('parameters', 'cursor'), ref('parameters', 'limit')],
           responses: {
-            '200': { description: 'A page of tickets.', headers: rateLimitHeaders, content: { 'application/json': { schema: ref('schemas', 'TicketPage') } } },
+            '200': { description: 'A page of tickets.', headers: ticketHeaders, content: { 'application/json': { schema: ref('schemas', 'TicketPage') } } },
             ...errorResponses,
           },
         },
@@ -109,7 +116,7 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
             '200': {
               description: 'The CSV file.',
               headers: {
-                ...rateLimitHeaders,
+                ...ticketHeaders,
                 'Content-Disposition': ref('headers', 'Content-Disposition'),
                 'X-Service-Demo': ref('headers', 'X-Service-Demo'),
               },
@@ -152,6 +159,15 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
           description: 'Repeatable; each one of the six ticket states.',
           schema: { type: 'array', items: { type: 'string', enum: [...TICKET_STATUSES] } },
         },
+        changedAfter: {
+          name: 'changedAfter', in: 'query', required: false,
+          description:
+            `The ${CHANGES_TOKEN_HEADER} header of an earlier response, unchanged: of the rows from, to and the filters select, only those inserted or changed since that response read the data. ` +
+            'Delivery is at least once (a ticket changed during a run may come again in the next one); deleted tickets are not reported. ' +
+            'A token that is malformed, altered, of another organisation or of another history of the data (the data was recreated: load the range again without it), ' +
+            'or data without change tracking (an operator runs admin migrate), is 400 with param changedAfter.',
+          schema: { type: 'string' },
+        },
         cursor: {
           name: 'cursor', in: 'query', required: false,
           description: 'The nextCursor of the previous page of the same query (same from/to instants and filter sets; limit may change). Anything else is 400 with param cursor.',
@@ -173,6 +189,11 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
         'X-Request-Id': header('Identifies the request in the logs; also in every error body.', { type: 'string' }),
         'Content-Disposition': header('attachment; filename="tickets_<from>_<to>.csv" with instants as YYYYMMDDTHHMMSSZ; demo organisations: demo-tickets_….', { type: 'string' }),
         'X-Service-Demo': header('1 for a demo organisation; absent for paid ones.', { type: 'string', enum: ['1'] }),
+        [CHANGES_TOKEN_HEADER]: header(
+          'Opaque changes token: pass it as changedAfter in a later request to receive the tickets inserted or changed since this response read the data. ' +
+            'Sent on every 200 of the ticket operations once the organisation\'s data records its changes.',
+          { type: 'string' },
+        ),
         'WWW-Authenticate': header('Bearer challenge; error="invalid_token" when a token was given.', { type: 'string' }),
       },
       responses: {

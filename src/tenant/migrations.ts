@@ -1,9 +1,10 @@
 import type { Migration } from '../db/migrator.ts'
 
 /**
- * Tenant-file migrations. Version 1 is the contract schema of docs/operations.md#tenant-schema, as the
- * administration application writes it. Later versions only add what the API needs to read
- * fast (indexes); they never change a table or column of the contract.
+ * Tenant-file migrations. Version 1 is the contract schema of docs/operations.md#tenant-schema,
+ * as the administration application writes it. Later versions only add what the API needs:
+ * indexes to read fast (2), the change log and its triggers (3). They never change a table or
+ * column of the contract, and the read-only API never runs them (`admin migrate` does).
  */
 export const TENANT_MIGRATIONS: readonly Migration[] = [
   {
@@ -50,10 +51,83 @@ export const TENANT_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tickets_status_created ON tickets(status, created_at, id);
     `,
   },
+  {
+    // Written into files the administration application owns, so the text explains itself: SQLite
+    // keeps these statements, comments included, and `sqlite3 <file> .schema` shows them.
+    description: 'change tracking: the change log kept by triggers, and the history id (docs/operations.md#change-tracking-in-the-tenant-files)',
+    sql: `
+      CREATE TABLE ticket_changes (
+        -- Kept by the triggers below for the analytics API's changedAfter filter; do not write to it.
+        -- One row per ticket: the version of its latest change. AUTOINCREMENT: versions only grow
+        -- and are never reused, even after the row with the highest one is deleted.
+        version     INTEGER PRIMARY KEY AUTOINCREMENT,
+        ticket_id   TEXT NOT NULL UNIQUE,
+        -- The ticket's served columns as this change left them (never a personal one), so that
+        -- the changed tickets are read in one stretch of this table, not one by one from tickets.
+        number      INTEGER NOT NULL,
+        queue_id    TEXT NOT NULL,
+        location_id TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        called_at   TEXT, completed_at TEXT, cancelled_at TEXT, skipped_at TEXT, no_show_at TEXT,
+        called_by_device_session_id TEXT
+      );
+      CREATE TABLE change_history (
+        -- A random id of this file's change history, checked against every changedAfter token:
+        -- a file made anew gets another one. Give a file restored from a backup a new one too
+        -- (UPDATE change_history SET history_id = lower(hex(randomblob(16)))): its versions went back.
+        only_row   INTEGER PRIMARY KEY CHECK (only_row = 1),
+        history_id TEXT NOT NULL
+      );
+      INSERT INTO change_history (only_row, history_id) VALUES (1, lower(hex(randomblob(16))));
+
+      CREATE TRIGGER ticket_changes_after_insert AFTER INSERT ON tickets
+      BEGIN
+        -- Delete, then insert (never INSERT OR REPLACE): the writer's own conflict clause
+        -- (UPDATE OR IGNORE, INSERT OR ABORT, ...) overrides the one of a statement in a trigger,
+        -- which would then skip the change or fail the writer's statement.
+        DELETE FROM ticket_changes WHERE ticket_id = NEW.id;
+        INSERT INTO ticket_changes (ticket_id, number, queue_id, location_id, status, created_at, called_at,
+          completed_at, cancelled_at, skipped_at, no_show_at, called_by_device_session_id)
+        VALUES (NEW.id, NEW.number, NEW.queue_id, NEW.location_id, NEW.status, NEW.created_at, NEW.called_at,
+          NEW.completed_at, NEW.cancelled_at, NEW.skipped_at, NEW.no_show_at, NEW.called_by_device_session_id);
+      END;
+      CREATE TRIGGER ticket_changes_after_update
+      AFTER UPDATE OF id, number, queue_id, location_id, status, created_at, called_at, completed_at,
+        cancelled_at, skipped_at, no_show_at, called_by_device_session_id ON tickets
+      WHEN OLD.id IS NOT NEW.id OR OLD.number IS NOT NEW.number OR OLD.queue_id IS NOT NEW.queue_id
+        OR OLD.location_id IS NOT NEW.location_id OR OLD.status IS NOT NEW.status
+        OR OLD.created_at IS NOT NEW.created_at OR OLD.called_at IS NOT NEW.called_at
+        OR OLD.completed_at IS NOT NEW.completed_at OR OLD.cancelled_at IS NOT NEW.cancelled_at
+        OR OLD.skipped_at IS NOT NEW.skipped_at OR OLD.no_show_at IS NOT NEW.no_show_at
+        OR OLD.called_by_device_session_id IS NOT NEW.called_by_device_session_id
+      BEGIN
+        -- Only the 12 columns the API serves: a change of a personal column is not a change a
+        -- client can see, nor is an UPDATE that writes the values the columns already hold.
+        DELETE FROM ticket_changes WHERE ticket_id IN (OLD.id, NEW.id);
+        INSERT INTO ticket_changes (ticket_id, number, queue_id, location_id, status, created_at, called_at,
+          completed_at, cancelled_at, skipped_at, no_show_at, called_by_device_session_id)
+        VALUES (NEW.id, NEW.number, NEW.queue_id, NEW.location_id, NEW.status, NEW.created_at, NEW.called_at,
+          NEW.completed_at, NEW.cancelled_at, NEW.skipped_at, NEW.no_show_at, NEW.called_by_device_session_id);
+      END;
+      CREATE TRIGGER ticket_changes_after_delete AFTER DELETE ON tickets
+      BEGIN
+        -- Deletes are not reported: the deleted ticket leaves the log.
+        DELETE FROM ticket_changes WHERE ticket_id = OLD.id;
+      END;
+    `,
+  },
 ]
 
 /** The newest tenant schema version; `admin` commands migrate files to it. */
 export const TENANT_SCHEMA_VERSION = TENANT_MIGRATIONS.length
+
+/** The first version whose files record their changes: older ones send no X-Changes-Token. */
+export const CHANGE_TRACKING_VERSION = 3
+
+export function hasChangeTracking(version: number): boolean {
+  return version >= CHANGE_TRACKING_VERSION
+}
 
 /** Versions the API serves: the contract's version 1 (slower filters) and every later one. */
 export function isServableTenantVersion(version: number): boolean {

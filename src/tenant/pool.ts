@@ -73,6 +73,8 @@ export interface TenantLease {
   readonly organisationId: string
   readonly db: Database
   statement(sql: string): Statement
+  /** The file's schema version as this connection sees it now (inside a read transaction: its snapshot's). */
+  schemaVersion(): number
   release(): void
   /** Marks the handle broken (it is reopened on the next acquire) and returns the 503 error to throw. */
   fail(cause: unknown): TenantUnavailableError
@@ -149,6 +151,7 @@ export class TenantPool {
       organisationId,
       db: handle.db,
       statement: (sql) => handle.statement(sql),
+      schemaVersion: () => handle.currentSchemaVersion(),
       release,
       fail: (cause) => {
         const reason = describeSqliteFailure(cause)

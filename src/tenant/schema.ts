@@ -28,6 +28,15 @@ export const deviceSessions = sqliteTable('device_sessions', {
   endedAt: text('ended_at'),
 })
 
+/** A ticket's lifecycle timestamps: in `tickets`, and the same in the change log's copy. */
+const lifecycleColumns = () => ({
+  calledAt: text('called_at'),
+  completedAt: text('completed_at'),
+  cancelledAt: text('cancelled_at'),
+  skippedAt: text('skipped_at'),
+  noShowAt: text('no_show_at'),
+})
+
 export const tickets = sqliteTable(
   'tickets',
   {
@@ -37,11 +46,7 @@ export const tickets = sqliteTable(
     locationId: text('location_id').notNull().references(() => locations.id),
     status: text('status', { enum: TICKET_STATUSES }).notNull(),
     createdAt: text('created_at').notNull(),
-    calledAt: text('called_at'),
-    completedAt: text('completed_at'),
-    cancelledAt: text('cancelled_at'),
-    skippedAt: text('skipped_at'),
-    noShowAt: text('no_show_at'),
+    ...lifecycleColumns(),
     calledByDeviceSessionId: text('called_by_device_session_id').references(() => deviceSessions.id),
     // Typed by the customer, or the secret that lets a customer reach the ticket: NEVER served.
     customerName: text('customer_name'),
@@ -56,3 +61,27 @@ export const tickets = sqliteTable(
     index('tickets_status_created').on(table.status, table.createdAt, table.id),
   ],
 )
+
+/**
+ * The change log of schema version 3 (see migrations.ts), kept by triggers on `tickets`: one row
+ * per ticket, holding the version of its latest change and the ticket's served columns as that
+ * change left them. Its members are named as those of `tickets`, so that the same query code
+ * selects a ticket from either.
+ */
+export const ticketChanges = sqliteTable('ticket_changes', {
+  version: integer('version').primaryKey({ autoIncrement: true }),
+  id: text('ticket_id').notNull().unique(),
+  number: integer('number').notNull(),
+  queueId: text('queue_id').notNull(),
+  locationId: text('location_id').notNull(),
+  status: text('status', { enum: TICKET_STATUSES }).notNull(),
+  createdAt: text('created_at').notNull(),
+  ...lifecycleColumns(),
+  calledByDeviceSessionId: text('called_by_device_session_id'),
+})
+
+/** The one row holding the file's random history id (schema version 3). */
+export const changeHistory = sqliteTable('change_history', {
+  onlyRow: integer('only_row').primaryKey(),
+  historyId: text('history_id').notNull(),
+})

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto'
+import { sameSignature, signatureOf } from '../crypto/signature.ts'
 import { invalidParam } from '../errors/api-error.ts'
 import type { TicketQuery } from './query.ts'
 
@@ -10,9 +10,10 @@ export interface CursorPosition {
 
 /**
  * Opaque pagination cursors: `base64url(position) . base64url(HMAC)`. The HMAC covers the
- * organisation, a fingerprint of the query (the instants of from and to and the sets of filter
- * values; not the limit, which may change between pages) and the position. A cursor of another
- * query or organisation, or one that was altered, fails the check and is answered 400.
+ * organisation, a fingerprint of the query (the instants of from and to, the sets of filter
+ * values and changedAfter; not the limit, which may change between pages) and the position.
+ * A cursor of another query or organisation, or one that was altered, fails the check and is
+ * answered 400.
  */
 export class CursorCodec {
   constructor(private readonly signingKey: string) {}
@@ -27,7 +28,7 @@ export class CursorCodec {
     const dot = cursor.indexOf('.')
     const payload = cursor.slice(0, dot)
     const signature = cursor.slice(dot + 1)
-    if (dot <= 0 || !timingSafeEqualText(signature, this.sign(organisationId, query, payload))) throw invalidCursor()
+    if (dot <= 0 || !sameSignature(signature, this.sign(organisationId, query, payload))) throw invalidCursor()
     try {
       const position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown
       if (Array.isArray(position) && position.length === 2 && typeof position[0] === 'string' && typeof position[1] === 'string') {
@@ -40,17 +41,14 @@ export class CursorCodec {
   }
 
   private sign(organisationId: string, query: TicketQuery, payload: string): string {
-    const fingerprint = JSON.stringify([1, organisationId, query.fromMs, query.toMs, query.queueIds, query.locationIds, query.statuses, payload])
-    const mac = new Bun.CryptoHasher('sha256', this.signingKey).update(fingerprint).digest()
-    return mac.subarray(0, 16).toString('base64url')
+    const fingerprint = [1, organisationId, query.fromMs, query.toMs, query.queueIds, query.locationIds, query.statuses, payload]
+    // changedAfter is bound like any filter. Appended only when given, so that the cursors of
+    // queries without it stay what they were.
+    if (query.changedAfter !== null) fingerprint.push(query.changedAfter)
+    return signatureOf(this.signingKey, JSON.stringify(fingerprint))
   }
 }
 
 function invalidCursor() {
   return invalidParam('cursor', `Parameter 'cursor' is not a nextCursor of this query; keep from, to and the filters of the first page, or start again without a cursor.`)
-}
-
-function timingSafeEqualText(a: string, b: string): boolean {
-  if (a.length !== b.length) return false
-  return timingSafeEqual(Buffer.from(a), Buffer.from(b))
 }

@@ -1,6 +1,9 @@
 import type { Caller } from '../admission/caller.ts'
+import type { ChangesTokenCodec } from '../changes/token.ts'
+import { readChangeWindow } from '../changes/window.ts'
+import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
 import type { TenantPool } from '../tenant/pool.ts'
-import { withTenant } from '../tenant/read.ts'
+import { inSnapshot, withTenant } from '../tenant/read.ts'
 import type { CursorCodec } from './cursor.ts'
 import { parseTicketQuery } from './query.ts'
 import { readTicketPage, type TicketRow } from './repository.ts'
@@ -10,16 +13,35 @@ export interface TicketPage {
   nextCursor: string | null
 }
 
-/** GET /v1/tickets: one keyset page in (createdAt, id) order; `nextCursor` null exactly at the end. */
-export function ticketsHandler(pool: TenantPool, cursors: CursorCodec) {
-  return (caller: Caller, params: URLSearchParams): TicketPage => {
+/** A page and the headers that go with it (X-Changes-Token on a file with change tracking). */
+export interface TicketPageAnswer {
+  body: TicketPage
+  headers: Record<string, string>
+}
+
+/**
+ * GET /v1/tickets: one keyset page in (createdAt, id) order; `nextCursor` null exactly at the end.
+ * The page's rows and its X-Changes-Token are read in one snapshot (docs/api.md#loading-incrementally).
+ */
+export function ticketsHandler(pool: TenantPool, cursors: CursorCodec, changes: ChangesTokenCodec) {
+  return (caller: Caller, params: URLSearchParams): TicketPageAnswer => {
     const query = parseTicketQuery(params, 'page')
+    // changedAfter first: a cursor is bound to it, so a wrong token would otherwise be reported as a wrong cursor.
+    const since = query.changedAfter === null ? null : changes.decode(caller.organisationId, query.changedAfter)
     const after = query.cursor === null ? null : cursors.decode(caller.organisationId, query, query.cursor)
-    const { rows, hasMore } = withTenant(pool, caller.organisationId, (lease) => readTicketPage(lease, query, after))
+    const { rows, hasMore, token } = withTenant(pool, caller.organisationId, (lease) =>
+      inSnapshot(lease, () => {
+        const window = readChangeWindow(lease, changes, since)
+        return { ...readTicketPage(lease, query, after, window.sinceVersion), token: window.token }
+      }),
+    )
     const last = rows[rows.length - 1]
     return {
-      items: rows,
-      nextCursor: hasMore && last ? cursors.encode(caller.organisationId, query, { createdAt: last.createdAt, id: last.id }) : null,
+      body: {
+        items: rows,
+        nextCursor: hasMore && last ? cursors.encode(caller.organisationId, query, { createdAt: last.createdAt, id: last.id }) : null,
+      },
+      headers: token === null ? {} : { [CHANGES_TOKEN_HEADER]: token },
     }
   }
 }

@@ -28,6 +28,8 @@ export interface TicketQuery {
   limit: number
   /** Raw cursor as given; verified against the query by the cursor codec. */
   cursor: string | null
+  /** Raw changes token as given; verified by the changes token codec (src/changes/token.ts). */
+  changedAfter: string | null
 }
 
 export type TicketEndpoint = 'page' | 'export'
@@ -86,6 +88,7 @@ export function parseTicketQuery(params: URLSearchParams, endpoint: TicketEndpoi
     statuses: sorted(repeated.status) as TicketStatus[],
     limit: parseLimit(single.get('limit')),
     cursor: single.get('cursor') ?? null,
+    changedAfter: single.get('changedAfter') ?? null,
   }
 }
 

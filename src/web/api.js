@@ -46,7 +46,7 @@ function parseLimitItems(field) {
 
 /**
  * What an answer's rate-limit headers say about the caller: whether its organisation is a demo
- * one (only those have a "day" item, decisions.md §6) and, if so, the day's quota.
+ * one (only those have a "day" item, docs/api.md#rate-limit-headers) and, if so, the day's quota.
  */
 export function readLimits(headers) {
   const policy = parseLimitItems(headers.get('RateLimit-Policy'))
@@ -63,7 +63,7 @@ export async function fetchLocations(token) {
 
 /**
  * The first page of /v1/tickets for `params`: its items, and whether more rows match (a
- * nextCursor is there exactly when a further matching row existed, decisions.md §8).
+ * nextCursor is there exactly when a further matching row existed, docs/api.md#ordering-and-pagination).
  */
 export async function fetchFirstTickets(params, token) {
   const query = new URLSearchParams(params)

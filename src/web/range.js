@@ -4,7 +4,7 @@ export const MAX_DAYS = 90
 const DAY_MS = 86_400_000
 /** What <input type="date"> gives: a year of four or more digits (Chromium accepts up to 275760). */
 const DAY_VALUE = /^(\d{4,})-(\d{2})-(\d{2})$/
-/** The API reads full dates with a four-digit year (decisions.md §7); the exclusive end must be one too. */
+/** The API reads full dates with a four-digit year (docs/api.md#from-and-to); the exclusive end must be one too. */
 const LAST_YEAR = 9999
 
 /** A UTC day as YYYY-MM-DD. */
@@ -12,7 +12,7 @@ export function isoDay(ms) {
   return new Date(ms).toISOString().slice(0, 10)
 }
 
-/** A UTC instant as YYYYMMDDTHHMMSSZ, the form of the export's file name (decisions.md §10). */
+/** A UTC instant as YYYYMMDDTHHMMSSZ, the form of the export's file name (docs/api.md#csv-export). */
 export function compactInstant(ms) {
   return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')
 }

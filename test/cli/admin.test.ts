@@ -6,6 +6,8 @@ import { tenantDirectory, tenantFilePath } from '../../src/tenant/paths.ts'
 import { isWellFormedToken, hashToken } from '../../src/auth/token.ts'
 import { ControlStore } from '../../src/control/store.ts'
 import { tempDataDir, openTenant } from '../support/harness.ts'
+import { TENANT_MIGRATIONS, TENANT_SCHEMA_VERSION } from '../../src/tenant/migrations.ts'
+import { migrate } from '../../src/db/migrator.ts'
 
 let dataDir: string
 let cleanup: () => void
@@ -46,7 +48,7 @@ describe('admin org', () => {
     expect(existsSync(tenantFilePath(dataDir, org.id))).toBe(true)
     const db = openTenant(dataDir, org.id)
     expect(db.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
-    expect(db.query('PRAGMA user_version').get()).toEqual({ user_version: 2 })
+    expect(db.query('PRAGMA user_version').get()).toEqual({ user_version: 3 })
     db.close()
   })
 
@@ -192,9 +194,12 @@ describe('admin migrate', () => {
     expect(first).toEqual({ controlStore: { from: 0, to: 1 }, tenants: [] })
     const current = admin('org', 'create', '--name', 'Current', '--json').json()
     const old = admin('org', 'create', '--name', 'Old', '--json').json()
+    // A file as the administration application writes it: the contract schema, version 1.
+    rmSync(tenantFilePath(dataDir, old.id))
     const db = openTenant(dataDir, old.id)
-    db.exec('DROP INDEX tickets_queue_created; DROP INDEX tickets_location_created; DROP INDEX tickets_status_created; PRAGMA user_version = 1')
+    migrate(db, TENANT_MIGRATIONS.slice(0, 1))
     db.close()
+    const newest = TENANT_SCHEMA_VERSION
 
     // Both were created at the same instant, so the listing follows their (random) ids.
     const byId = <T extends { id: string }>(list: T[]) => [...list].sort((a, b) => (a.id < b.id ? -1 : 1))
@@ -202,7 +207,7 @@ describe('admin migrate', () => {
     expect(text.status).toBe(0)
     expect(text.stdout.trim().split('\n')).toEqual([
       'control store: already current (version 1)',
-      ...byId([current, old]).map((o) => (o === old ? `${old.id} (old): version 1 → 2` : `${current.id} (current): already current (version 2)`)),
+      ...byId([current, old]).map((o) => (o === old ? `${old.id} (old): version 1 → ${newest}` : `${current.id} (current): already current (version ${newest})`)),
       '1 tenant file(s) changed, 1 already current',
     ])
     const upgraded = openTenant(dataDir, old.id)
@@ -211,15 +216,15 @@ describe('admin migrate', () => {
 
     expect(admin('migrate', '--json').json()).toEqual({
       controlStore: { from: 1, to: 1 },
-      tenants: byId([current, old]).map((o) => ({ organisationId: o.id, slug: o.slug, from: 2, to: 2, created: false })),
+      tenants: byId([current, old]).map((o) => ({ organisationId: o.id, slug: o.slug, from: newest, to: newest, created: false })),
     })
   })
 
   test('a missing tenant file is created at the newest version, and said so', () => {
     const org = admin('org', 'create', '--name', 'Lost', '--json').json()
     rmSync(tenantFilePath(dataDir, org.id))
-    expect(admin('migrate').stdout).toContain(`${org.id} (lost): file was missing; created at version 2`)
-    expect(admin('migrate', '--json').json().tenants).toEqual([{ organisationId: org.id, slug: 'lost', from: 2, to: 2, created: false }])
+    expect(admin('migrate').stdout).toContain(`${org.id} (lost): file was missing; created at version ${TENANT_SCHEMA_VERSION}`)
+    expect(admin('migrate', '--json').json().tenants).toEqual([{ organisationId: org.id, slug: 'lost', from: TENANT_SCHEMA_VERSION, to: TENANT_SCHEMA_VERSION, created: false }])
   })
 
   test('a tenant file newer than this program is an unexpected error, as one JSON document with --json', () => {
@@ -230,7 +235,7 @@ describe('admin migrate', () => {
     const result = admin('migrate', '--json')
     expect(result.status).toBe(1)
     expect(result.stdout).toBe('')
-    expect(JSON.parse(result.stderr)).toEqual({ error: 'unexpected', message: 'unexpected error: schema version 99 is newer than this program knows (2)' })
+    expect(JSON.parse(result.stderr)).toEqual({ error: 'unexpected', message: `unexpected error: schema version 99 is newer than this program knows (${TENANT_SCHEMA_VERSION})` })
   })
 })
 

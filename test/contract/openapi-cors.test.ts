@@ -48,7 +48,9 @@ describe('GET /openapi.json', () => {
     expect(params.limit.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 500, default: 100 })
     expect(params.from.required).toBe(true)
     // Every documented parameter is accepted by the server (a 200, not a 400).
-    const all = 'from=2026-03-01&to=2026-03-05&queueId=q_pay&locationId=loc_a&status=COMPLETED'
+    const changesToken = (await server.get('/v1/tickets?from=2026-03-01&to=2026-03-05&limit=1', token)).headers.get('x-changes-token')!
+    server.clock.advance(60_000)
+    const all = `from=2026-03-01&to=2026-03-05&queueId=q_pay&locationId=loc_a&status=COMPLETED&changedAfter=${encodeURIComponent(changesToken)}`
     expect((await server.get(`/v1/tickets?${all}&limit=5`, token)).status).toBe(200)
     server.clock.advance(60_000)
     expect((await server.get(`/v1/exports/tickets.csv?${all}`, token)).status).toBe(200)
@@ -62,7 +64,9 @@ describe('GET /openapi.json', () => {
     }
     const headers = Object.keys(document.components.responses.TooManyRequests.headers)
     expect(headers).toEqual(expect.arrayContaining(['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy']))
-    expect(Object.keys(document.paths['/v1/exports/tickets.csv'].get.responses['200'].headers)).toEqual(expect.arrayContaining(['Content-Disposition', 'X-Service-Demo']))
+    expect(Object.keys(document.paths['/v1/exports/tickets.csv'].get.responses['200'].headers)).toEqual(expect.arrayContaining(['Content-Disposition', 'X-Service-Demo', 'X-Changes-Token']))
+    expect(Object.keys(document.paths['/v1/tickets'].get.responses['200'].headers)).toEqual(expect.arrayContaining(['X-Changes-Token']))
+    expect(document.components.headers['X-Changes-Token'].schema).toEqual({ type: 'string' })
   })
 
   test('states the limits this server was started with, not the defaults', async () => {

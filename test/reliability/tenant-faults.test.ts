@@ -4,6 +4,7 @@ import { startServer, openTenant, type TestServer } from '../support/harness.ts'
 import { standardTickets, writeBulkTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { openTenantForWriting } from '../../src/tenant/files.ts'
+import { TENANT_SCHEMA_VERSION } from '../../src/tenant/migrations.ts'
 
 /** SQLite files this process has open (database, -wal and -shm), by path. */
 function openSqliteFiles(): string[] {
@@ -106,7 +107,7 @@ describe('broken tenant files', () => {
     ['garbage bytes', (path) => writeFileSync(path, Buffer.alloc(64 * 1024, 0x5a))],
     ['truncated mid-page', (path) => truncateSync(path, Math.floor(statSync(path).size * 0.6) - 100), 20_000],
     ['an older schema version', (path) => { const db = openTenant(path.replace(/\/orgs\/.*/, ''), path.split('/').pop()!.replace('.sqlite', '')); db.exec('PRAGMA user_version = 0'); db.close() }],
-    ['a newer schema version', (path) => { const db = openTenant(path.replace(/\/orgs\/.*/, ''), path.split('/').pop()!.replace('.sqlite', '')); db.exec('PRAGMA user_version = 3'); db.close() }],
+    ['a newer schema version', (path) => { const db = openTenant(path.replace(/\/orgs\/.*/, ''), path.split('/').pop()!.replace('.sqlite', '')); db.exec(`PRAGMA user_version = ${TENANT_SCHEMA_VERSION + 1}`); db.close() }],
   ]
 
   for (const [name, breakIt, rows] of cases) {

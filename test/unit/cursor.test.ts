@@ -45,4 +45,17 @@ describe('CursorCodec', () => {
     expectCursorError(() => codec.decode('org_1', q(base), `${payload}.${signature.slice(1)}A`))
     for (const garbage of ['', '.', 'abc', 'abc.', '.abc', '%%%', 'x'.repeat(5000)]) expectCursorError(() => codec.decode('org_1', q(base), garbage))
   })
+
+  test('bound to changedAfter like a filter', () => {
+    const changed = codec.encode('org_1', q(`${base}&changedAfter=token-a`), position)
+    expect(codec.decode('org_1', q(`${base}&changedAfter=token-a&limit=3`), changed)).toEqual(position)
+    expectCursorError(() => codec.decode('org_1', q(base), changed))
+    expectCursorError(() => codec.decode('org_1', q(`${base}&changedAfter=token-b`), changed))
+    expectCursorError(() => codec.decode('org_1', q(`${base}&changedAfter=token-a`), codec.encode('org_1', q(base), position)))
+  })
+
+  test('the cursors of queries without changedAfter are those of before it existed', () => {
+    // A cursor handed out by the previous release must still be accepted after an upgrade.
+    expect(codec.encode('org_1', q(base), position)).toBe('WyIyMDI2LTAzLTAyVDEwOjAwOjAwLjAwMFoiLCJ0a3QsXCJvZGRcIiBpZCJd.qiKRoFAALDr0UevyBGL2Lw')
+  })
 })

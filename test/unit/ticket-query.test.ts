@@ -1,24 +1,13 @@
 import { describe, expect, test } from 'bun:test'
 import { parseTicketQuery, type TicketEndpoint } from '../../src/tickets/query.ts'
 import { parseInstant } from '../../src/tickets/instant.ts'
-import { ApiError } from '../../src/errors/api-error.ts'
+import { expectInvalidParam } from '../support/api-error.ts'
 
 const parse = (query: string, endpoint: TicketEndpoint = 'page') => parseTicketQuery(new URLSearchParams(query), endpoint)
 
 /** Asserts a 400 naming `param`, whose message contains `fragment`. */
 function expectInvalid(query: string, param: string, fragment: string | RegExp, endpoint: TicketEndpoint = 'page') {
-  let caught: unknown
-  try {
-    parse(query, endpoint)
-  } catch (error) {
-    caught = error
-  }
-  expect(caught).toBeInstanceOf(ApiError)
-  const error = caught as ApiError
-  expect(error.status).toBe(400)
-  expect(error.errorCode).toBe('invalid_request')
-  expect(error.extra.param).toBe(param)
-  expect(error.message).toMatch(fragment)
+  expectInvalidParam(() => parse(query, endpoint), param, fragment)
 }
 
 const ms = (iso: string) => Date.parse(iso)
@@ -79,7 +68,15 @@ describe('parseTicketQuery', () => {
       statuses: ['WAITING'],
       limit: 100,
       cursor: null,
+      changedAfter: null,
     })
+  })
+
+  test('changedAfter: kept raw for the token codec, on both operations; once, not empty', () => {
+    expect(parse('from=2026-03-01&to=2026-03-02&changedAfter=abc.def').changedAfter).toBe('abc.def')
+    expect(parse('from=2026-03-01&to=2026-03-02&changedAfter=abc.def', 'export').changedAfter).toBe('abc.def')
+    expectInvalid('from=2026-03-01&to=2026-03-02&changedAfter=', 'changedAfter', /empty/)
+    expectInvalid('from=2026-03-01&to=2026-03-02&changedAfter=a.b&changedAfter=a.b', 'changedAfter', /only once/, 'export')
   })
 
   test('a value is never split on commas, encoded or not', () => {

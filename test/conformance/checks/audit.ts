@@ -25,7 +25,7 @@ const INTERNALS: [string, RegExp][] = [
 ]
 
 /** The headers a browser client needs and CORS must expose. */
-const EXPOSED = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Content-Disposition', 'X-Service-Demo']
+const EXPOSED = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Content-Disposition', 'X-Service-Demo', 'X-Changes-Token']
 
 const errors = (context: SuiteContext) => context.client.exchanges.filter((e) => e.status >= 400 && e.method !== 'HEAD')
 const where = (exchange: Exchange) => `${exchange.method} ${exchange.path} (${exchange.status})`

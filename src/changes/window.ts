@@ -1,0 +1,66 @@
+import { sql } from 'drizzle-orm'
+import { QueryBuilder } from 'drizzle-orm/sqlite-core'
+import { invalidParam } from '../errors/api-error.ts'
+import { hasChangeTracking } from '../tenant/migrations.ts'
+import type { TenantLease } from '../tenant/pool.ts'
+import { changeHistory } from '../tenant/schema.ts'
+import type { ChangesPosition, ChangesTokenCodec } from './token.ts'
+
+/** What one response reads and says about changes. */
+export interface ChangeWindow {
+  /** The response's X-Changes-Token; null for a file without change tracking (schema version 1–2). */
+  token: string | null
+  /** With `changedAfter`: only rows inserted or changed after this version. */
+  sinceVersion: number | null
+}
+
+/**
+ * The file's history id and the highest version ever given out. `sqlite_sequence` holds the
+ * latter for an AUTOINCREMENT table: the change log's own highest row may be gone (a deleted
+ * ticket leaves the log), and a token that went past it is still behind every later change.
+ */
+const CHANGE_STATE_SQL = new QueryBuilder()
+  .select({
+    // Aliased in SQL: the statement runs on bun:sqlite, which names columns as the SQL does.
+    historyId: sql<string>`${changeHistory.historyId}`.as('historyId'),
+    version: sql<number>`coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'ticket_changes'), 0)`.as('version'),
+  })
+  .from(changeHistory)
+  .toSQL().sql
+
+/**
+ * Reads the change state of the lease's file and checks `since` (a decoded changedAfter) against
+ * it. Call it inside the read transaction the response's rows come from: the token then holds
+ * the highest version of that snapshot, never a later one, so that a change committed after the
+ * snapshot comes with the next load (SQLite has one writer at a time: version order is commit
+ * order). Throws 400 `param: changedAfter` for a file without change tracking, or a token of
+ * another history of the file; a SQLite error for a file that cannot be read.
+ */
+export function readChangeWindow(lease: TenantLease, codec: ChangesTokenCodec, since: ChangesPosition | null): ChangeWindow {
+  const schemaVersion = lease.schemaVersion()
+  if (!hasChangeTracking(schemaVersion)) {
+    if (since) throw notTracked(schemaVersion)
+    return { token: null, sinceVersion: null }
+  }
+  const state = lease.statement(CHANGE_STATE_SQL).get() as ChangesPosition | null
+  // A version-3 file without its history row was damaged by hand: it cannot be served as tracked.
+  if (!state) throw lease.fail(new Error('change_history holds no history id'))
+  // A version beyond the file's own: the file went back (restored from a copy) and will give the
+  // versions out again to other changes, so the token is of another history as well.
+  if (since && (since.historyId !== state.historyId || since.version > state.version)) throw otherHistory()
+  return { token: codec.encode(lease.organisationId, state), sinceVersion: since?.version ?? null }
+}
+
+function notTracked(schemaVersion: number) {
+  return invalidParam(
+    'changedAfter',
+    `Change tracking is not enabled on this organisation's data yet (its file is at schema version ${schemaVersion}); an operator enables it with admin migrate, and until then load the range without changedAfter.`,
+  )
+}
+
+function otherHistory() {
+  return invalidParam(
+    'changedAfter',
+    `Parameter 'changedAfter' belongs to an earlier history of this organisation's data (its file was recreated or restored since); load the range again without changedAfter, replace your copy with the result, and keep its X-Changes-Token.`,
+  )
+}
