@@ -116,6 +116,29 @@ describe('Client: reading', () => {
   })
 })
 
+describe('Client: changes', () => {
+  test('changes() returns the tickets changed after a token, and the token of its first response for next time', async () => {
+    const client = new Client({ baseUrl: server.base, token })
+    const query = { from: FROM, to: TO }
+    let token0: string | null = null
+    for await (const page of client.pages({ ...query, limit: 500 })) token0 ??= page.changesToken
+    expect(token0).toMatch(/^[\w-]+\.[\w-]+$/)
+
+    const db = openTenant(server.dataDir, orgId)
+    db.query("UPDATE tickets SET status = 'CANCELED', cancelled_at = '2025-06-01T10:00:00.000Z' WHERE id IN ('seam-1-at', 'seam-3-before')").run()
+    db.close()
+
+    const changes = client.changes(query, token0!)
+    expect(changes.nextToken).toBeNull() // not known before the first page was read
+    const changed = await collect(changes.tickets)
+    expect(changed.map((t) => [t.id, t.status])).toEqual([['seam-1-at', 'CANCELED'], ['seam-3-before', 'CANCELED']])
+    expect(changes.nextToken).not.toBe(token0)
+    expect(await collect(client.changes(query, changes.nextToken!).tickets)).toEqual([])
+    const csv = await client.exportCsv({ ...query, changedAfter: token0! })
+    expect((await parseCsv(await new Response(csv.stream).text())).map((row) => row.id)).toEqual(['seam-1-at', 'seam-3-before'])
+  })
+})
+
 describe('Client: errors and retries', () => {
   test('a bad range is refused before any request; a 400 is thrown as InvalidRequestError with its param, never retried', async () => {
     const proxy = await startFlakyProxy({ host: '127.0.0.1', port: Number(new URL(server.base).port) })

@@ -157,6 +157,34 @@ describe('sync: the first run', () => {
   })
 })
 
+describe('sync: later runs', () => {
+  test('a writer changes and inserts tickets; the next run moves exactly those rows and the mirror is equal again', async () => {
+    const file = join(temp.dir, 'later.duckdb')
+    const since = NOW - 100 * DAY
+    expect((await sync(tenant, ['--url', tenant.server.base, '--into', file, '--since', new Date(since).toISOString()])).status).toBe(0)
+
+    // The administration application, in its own connection: 3 status changes, 1 personal edit, 2 new tickets.
+    const db = openTenant(tenant.server.dataDir, tenant.orgId)
+    const ids = (db.query('SELECT id FROM tickets WHERE created_at >= ? ORDER BY created_at LIMIT 4').all(new Date(NOW - 30 * DAY).toISOString()) as { id: string }[]).map((r) => r.id)
+    const called = new Date(Date.now() - 1000).toISOString()
+    for (const id of ids.slice(0, 3)) db.query("UPDATE tickets SET status = 'CANCELED', cancelled_at = ? WHERE id = ?").run(called, id)
+    db.query("UPDATE tickets SET notes = 'not served' WHERE id = ?").run(ids[3]!)
+    writeTickets(db, [
+      { id: 'new-1', number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() },
+      { id: 'new-2', number: 2, queueId: 'q_pay', locationId: 'loc_a', status: 'CALLED', createdAt: new Date(Date.now() - 400).toISOString(), calledAt: called },
+    ])
+    db.close()
+
+    const second = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--json'])
+    expect(second.status).toBe(0)
+    expect(JSON.parse(second.stdout)).toMatchObject({ firstRun: false, windows: 1, requests: 2, tickets: { inserted: 2, updated: 3 } })
+    expect(await mirrorTickets(file)).toEqual(tenantTickets(tenant, since))
+
+    const third = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--json'])
+    expect(JSON.parse(third.stdout)).toMatchObject({ tickets: { inserted: 0, updated: 0 } })
+  })
+})
+
 describe('sync: wrong input and failures', () => {
   test.each([
     [['--into', 'x.duckdb'], '--url is required'],
