@@ -25,6 +25,11 @@ export interface ClientOptions {
   maxAttempts?: number
   /** Told before every wait: the minute window, a 5xx answer, or a failed connection. */
   onRetry?: (event: RetryEvent) => void
+  /**
+   * Told of every answer, error answers included, before the client acts on it: for reading
+   * headers it does not interpret, such as the day's quota in `RateLimit`.
+   */
+  onResponse?: (response: Response) => void
   /** How the client waits; a test may pass one that moves a fake clock. @default setTimeout */
   sleep?: (ms: number) => Promise<void>
   /** Source of the backoff's jitter, in [0, 1). @default Math.random */
@@ -93,6 +98,7 @@ export class Client {
       maxAttempts: options.maxAttempts ?? 4,
       maxRetryWaitSeconds: options.maxRetryWaitSeconds ?? 300,
       onRetry: options.onRetry,
+      onResponse: options.onResponse,
     }
   }
 
@@ -134,17 +140,17 @@ export class Client {
 
   /**
    * The CSV export of the range: the first window is asked for before this resolves (so a bad
-   * query or token throws here), later windows as the stream is read.
+   * query or token throws here), later windows as the stream is read. `signal` abandons it.
    */
-  async exportCsv(query: TicketQuery): Promise<CsvExport> {
+  async exportCsv(query: TicketQuery, options: { signal?: AbortSignal } = {}): Promise<CsvExport> {
     const budget = new WaitBudget()
     const windows = this.windowsOf(query)
     const params = (window: Window) => this.params(query, window, false)
-    const first = await this.get('/v1/exports/tickets.csv', params(windows[0]!), budget)
+    const first = await this.get('/v1/exports/tickets.csv', params(windows[0]!), budget, options.signal)
     const disposition = /filename="([^"]+)"/.exec(first.headers.get('content-disposition') ?? '')
     if (!first.body || !disposition) throw new UnexpectedResponseError('the CSV export answered without a body or a file name', first.status)
     const demo = first.headers.get('x-service-demo') === '1'
-    const rest = windows.slice(1).map((window) => () => this.get('/v1/exports/tickets.csv', params(window), budget).then((r) => r.body!))
+    const rest = windows.slice(1).map((window) => () => this.get('/v1/exports/tickets.csv', params(window), budget, options.signal).then((r) => r.body!))
     const range = { fromMs: windows[0]!.fromMs, toMs: windows[windows.length - 1]!.toMs }
     return {
       stream: concatenateCsvWindows(first.body, rest),
@@ -190,9 +196,10 @@ export class Client {
     return params
   }
 
-  private get(path: string, params: URLSearchParams, budget: WaitBudget): Promise<Response> {
+  private get(path: string, params: URLSearchParams, budget: WaitBudget, signal?: AbortSignal): Promise<Response> {
     const query = params.toString()
     const url = `${this.baseUrl}${path}${query ? `?${query}` : ''}`
-    return sendWithRetries(url, { headers: { Authorization: this.authorization, Accept: path.endsWith('.csv') ? 'text/csv' : 'application/json' } }, this.policy, budget)
+    const headers = { Authorization: this.authorization, Accept: path.endsWith('.csv') ? 'text/csv' : 'application/json' }
+    return sendWithRetries(url, { headers, signal }, this.policy, budget)
   }
 }

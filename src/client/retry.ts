@@ -23,6 +23,7 @@ export interface RetryPolicy {
   /** Seconds one call (a whole iteration or export) may spend waiting for rate-limit windows. */
   maxRetryWaitSeconds: number
   onRetry?: (event: RetryEvent) => void
+  onResponse?: (response: Response) => void
 }
 
 /** The waiting one call has done so far; shared by every request of that call. */
@@ -45,10 +46,13 @@ export async function sendWithRetries(url: string, init: RequestInit, policy: Re
     try {
       response = await policy.fetch(url, init)
     } catch (cause) {
+      // The caller gave up (an AbortSignal): that is not a network failure to retry.
+      if (init.signal?.aborted) throw cause
       if (++failures >= policy.maxAttempts) throw new NetworkError(`no answer from ${path} after ${failures} attempts: ${String(cause)}`, cause)
       await wait(policy, { reason: 'network_error', attempt: failures, waitSeconds: backoff(policy, failures), path })
       continue
     }
+    policy.onResponse?.(response)
     if (response.ok) return response
 
     const error = await errorFromResponse(response)

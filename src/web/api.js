@@ -1,28 +1,46 @@
-// Every request the export page makes to the API goes through this module, so that a shared
-// client can replace it in one place. It knows HTTP and the contract's headers, nothing of the page.
+// Every request the export page makes to the API goes through this module, on the project's
+// client (src/client/, served as /assets/client.js). It knows the contract's headers, nothing of the page.
+
+import { ApiResponseError, Client } from './client.js'
+
+export { ApiResponseError }
 
 /** How many tickets the preview asks for: one page, so that a preview costs one request. */
 const PREVIEW_PAGE = 500
 
-/** A failed API answer, with what is needed to explain it. */
-export class ApiProblem extends Error {
-  constructor(status, body, headers) {
-    super(body?.message ?? `HTTP ${status}`)
-    this.status = status
-    this.body = body ?? {}
-    this.headers = headers
+/**
+ * The project's client for one call, with the token in use. The page waits for nothing and
+ * retries nothing by itself: a 429 is shown with its countdown and a failure explained, so the
+ * analyst decides. `answered` is told every answer (for the rate-limit headers).
+ */
+function clientFor(token, answered) {
+  // Never send "Bearer null": without a token there is nothing to ask.
+  if (!token) {
+    const body = { error: 'unauthorized', message: 'No token is in use.' }
+    throw new ApiResponseError({ status: 401, code: 'unauthorized', message: body.message, requestId: null, body })
+  }
+  return new Client({ baseUrl: location.origin, token, maxAttempts: 1, maxRetryWaitSeconds: 0, onResponse: answered })
+}
+
+/**
+ * Runs `work` with a client for one call. Resolves to its result and the limits its last answer
+ * showed; an error answer that showed them (every answer after the token was recognised) carries
+ * them as `error.limits`.
+ */
+async function call(token, work) {
+  let last = null
+  const client = clientFor(token, (response) => (last = response))
+  try {
+    return { result: await work(client), limits: readLimits(last.headers) }
+  } catch (error) {
+    if (error instanceof ApiResponseError && last?.headers.get('RateLimit-Policy')) error.limits = readLimits(last.headers)
+    throw error
   }
 }
 
-async function get(path, token, signal) {
-  // Never send "Bearer null": without a token there is nothing to ask.
-  if (!token) throw new ApiProblem(401, { error: 'unauthorized', message: 'No token is in use.' }, new Headers())
-  const response = await fetch(path, { headers: { Authorization: `Bearer ${token}` }, signal })
-  if (!response.ok) {
-    const body = await response.json().catch(() => null)
-    throw new ApiProblem(response.status, body, response.headers)
-  }
-  return response
+/** The query of the ticket operations, from the page's URLSearchParams. */
+function ticketQuery(params) {
+  return { from: params.get('from'), to: params.get('to'), queueId: params.getAll('queueId'), locationId: params.getAll('locationId'), status: params.getAll('status') }
 }
 
 /**
@@ -57,8 +75,8 @@ export function readLimits(headers) {
 
 /** GET /v1/queues: the locations with their queues, and what the answer said about the limits. */
 export async function fetchLocations(token) {
-  const response = await get('/v1/queues', token)
-  return { locations: (await response.json()).locations, limits: readLimits(response.headers) }
+  const { result, limits } = await call(token, (client) => client.queues())
+  return { locations: result.locations, limits }
 }
 
 /**
@@ -66,11 +84,13 @@ export async function fetchLocations(token) {
  * nextCursor is there exactly when a further matching row existed, docs/api.md#ordering-and-pagination).
  */
 export async function fetchFirstTickets(params, token) {
-  const query = new URLSearchParams(params)
-  query.set('limit', String(PREVIEW_PAGE))
-  const response = await get(`/v1/tickets?${query}`, token)
-  const { items, nextCursor } = await response.json()
-  return { items, more: nextCursor !== null, limits: readLimits(response.headers) }
+  const { result: page, limits } = await call(token, async (client) => {
+    const pages = client.pages({ ...ticketQuery(params), limit: PREVIEW_PAGE })
+    const { value } = await pages.next()
+    await pages.return(undefined) // one page is the preview: the rest is never asked for
+    return value
+  })
+  return { items: page.items, more: page.nextCursor !== null, limits }
 }
 
 /**
@@ -78,7 +98,6 @@ export async function fetchFirstTickets(params, token) {
  * byte of the body is read: the caller learns the file name (or the error) first.
  */
 export async function startExport(params, token, signal) {
-  const response = await get(`/v1/exports/tickets.csv?${params}`, token, signal)
-  const name = /filename="([^"]+)"/.exec(response.headers.get('Content-Disposition') ?? '')?.[1] ?? 'tickets.csv'
-  return { body: response.body, name, limits: readLimits(response.headers) }
+  const { result: exported, limits } = await call(token, (client) => client.exportCsv(ticketQuery(params), { signal }))
+  return { body: exported.stream, name: exported.fileName, limits }
 }

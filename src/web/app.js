@@ -1,7 +1,7 @@
 // The analyst's export page: wires the form to the API. Plain browser JavaScript modules, no build
 // step, nothing loaded from another host. Every API call goes through api.js.
 
-import { ApiProblem, fetchFirstTickets, fetchLocations, readLimits, startExport } from './api.js'
+import { ApiResponseError, fetchFirstTickets, fetchLocations, startExport } from './api.js'
 import { createFeedback } from './feedback.js'
 import { compactInstant, defaultRange, describeRange, isoDay, readRange } from './range.js'
 import { placeNames, readPlaces, renderPlaces } from './places.js'
@@ -134,8 +134,8 @@ function dropToken() {
 
 /** A failed call: a token that is no longer accepted is dropped and explained next to the token field. */
 function handleProblem(error, region) {
-  if (error instanceof ApiProblem && error.headers.get('RateLimit-Policy')) noteLimits(readLimits(error.headers))
-  if (error instanceof ApiProblem && (error.status === 401 || error.status === 402)) {
+  if (error instanceof ApiResponseError && error.limits) noteLimits(error.limits)
+  if (error instanceof ApiResponseError && (error.status === 401 || error.status === 402)) {
     dropToken()
     els.token.focus()
     feedback.explain(error, 'token')
@@ -226,7 +226,7 @@ async function useToken(event) {
   } catch (error) {
     feedback.progress('')
     // 401/402: this token will not work, so it is not kept, not even in the field.
-    if (error instanceof ApiProblem && (error.status === 401 || error.status === 402)) els.token.value = ''
+    if (error instanceof ApiResponseError && (error.status === 401 || error.status === 402)) els.token.value = ''
     els.token.focus()
     feedback.explain(error, 'token')
   }

@@ -2,7 +2,7 @@
 // act (the token, the dates, the action buttons), one polite status line for progress. Only one
 // alert shows at a time, and it is scrolled into view: a message below the fold is a message unseen.
 
-import { ApiProblem } from './api.js'
+import { ApiResponseError } from './api.js'
 
 /**
  * @param {{ regions: Record<string, HTMLElement>, progress: HTMLElement }} elements
@@ -50,8 +50,9 @@ export function createFeedback({ regions, progress }) {
   /** Turns a failure into a sentence a person understands, shown in `region`. */
   function explain(error, region) {
     if (error?.name === 'AbortError') return show(region, 'The download was cancelled.', 'info')
-    if (!(error instanceof ApiProblem)) return show(region, 'The server could not be reached. Check your connection and try again.')
-    const { status, body, headers } = error
+    if (error?.name === 'UnexpectedResponseError') return show(region, `Something went wrong on the server (HTTP ${error.status}).`)
+    if (!(error instanceof ApiResponseError)) return show(region, 'The server could not be reached. Check your connection and try again.')
+    const { status, body } = error
     if (status === 401) return show(region, 'This token was not accepted: it may be mistyped, revoked, or from another installation. Paste a current token.')
     if (status === 402) return show(region, 'The API feature is not enabled for the organisation of this token. Ask an administrator to enable it.')
     if (status === 400) return show(region, `The request was not accepted: ${body.message ?? 'invalid parameters.'}`)
@@ -60,7 +61,7 @@ export function createFeedback({ regions, progress }) {
       const at = new Date(body.resetAt)
       return show(region, `This demo organisation has used its ${body.limit} requests for today. The quota resets at ${at.toLocaleString()} (your local time).`)
     }
-    if (status === 429) return countDown(region, Number(headers.get('Retry-After') ?? body.retryAfter ?? 1))
+    if (status === 429) return countDown(region, Number(body.retryAfter ?? 1))
     return show(region, `Something went wrong on the server (HTTP ${status}). Request id: ${body.requestId ?? 'unknown'}.`)
   }
 

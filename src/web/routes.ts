@@ -16,6 +16,28 @@ const CONTENT_SECURITY_POLICY =
 const PAGE_MODULES = ['app.js', 'api.js', 'feedback.js', 'range.js', 'places.js', 'preview.js', 'save.js', 'session.js', 'docs.js']
 const STYLESHEETS = ['app.css', 'docs.css']
 
+/**
+ * The project's client (src/client/), bundled for the browser on first request and kept: the
+ * export page calls the API through the same module that loaders use.
+ */
+function clientBundle(): () => Promise<Response> {
+  let built: Promise<string> | undefined
+  const build = async () => {
+    const result = await Bun.build({ entrypoints: [join(WEB, '..', 'client', 'index.ts')], target: 'browser', format: 'esm' })
+    if (!result.success) throw new AggregateError(result.logs, 'the client bundle did not build')
+    return result.outputs[0]!.text()
+  }
+  return async () => {
+    built ??= build().catch((error) => {
+      built = undefined // a later request tries again
+      throw error
+    })
+    return new Response(await built, {
+      headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache', 'Content-Security-Policy': CONTENT_SECURITY_POLICY },
+    })
+  }
+}
+
 function asset(path: string, type: string): () => Response {
   const file = Bun.file(path)
   return () =>
@@ -34,6 +56,7 @@ export function webRoutes(limits: DocumentedLimits) {
     .get('/favicon.ico', asset(join(WEB, 'favicon.ico'), 'image/x-icon'))
     .get('/assets/swagger-ui/swagger-ui.css', asset(join(SWAGGER_UI, 'swagger-ui.css'), 'text/css; charset=utf-8'))
     .get('/assets/swagger-ui/swagger-ui-bundle.js', asset(join(SWAGGER_UI, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8'))
+    .get('/assets/client.js', clientBundle())
     .get('/openapi.json', () => new Response(document, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } }))
   // Elysia's .get() adds the route to the instance itself (it returns `this`, with a wider type).
   for (const name of PAGE_MODULES) routes.get(`/assets/${name}`, asset(join(WEB, name), 'text/javascript; charset=utf-8'))

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { startServer } from '../support/harness.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { VIEWPORTS, browserSetup, chromiumAvailable, expectInViewport, openPage, screenshot, setRange, useToken } from './support.ts'
@@ -23,6 +24,22 @@ describe.skipIf(!chromiumAvailable)('the export page', () => {
       expect(failures).toEqual([])
       await page.context().close()
     }
+  })
+
+  test("the page calls the API through the project's client: the same module as src/client/, in the browser", async () => {
+    const built = await Bun.build({ entrypoints: [join(import.meta.dir, '..', '..', 'src', 'client', 'index.ts')], target: 'browser', format: 'esm' })
+    const served = await (await fetch(`${setup.server.base}/assets/client.js`)).text()
+    expect(served).toBe(await built.outputs[0]!.text())
+    const { page, requests } = await openPage(setup.browser, setup.server.base)
+    await useToken(page, setup.server.seeded().token)
+    await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
+    expect(requests.some((url) => url.endsWith('/assets/client.js'))).toBe(true)
+    // The client's own mark on a request: a day becomes its canonical instant.
+    await setRange(page, '2026-03-01', '2026-03-04')
+    await page.getByRole('button', { name: 'Preview' }).click()
+    await page.locator('#preview-table th').first().waitFor()
+    expect(requests.find((url) => url.includes('/v1/tickets?'))).toContain('from=2026-03-01T00%3A00%3A00.000Z')
+    await page.context().close()
   })
 
   test('says which organisation the token belongs to (by its locations), and how to get a token', async () => {
