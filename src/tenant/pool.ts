@@ -3,6 +3,8 @@ import { statSync } from 'node:fs'
 import { LRUCache } from 'lru-cache'
 import type { Logger } from '../logger.ts'
 import { schemaVersion } from '../db/migrator.ts'
+import { TICKET_FIELDS } from '../contract/vocabulary.ts'
+import { tickets } from './schema.ts'
 import { isServableTenantVersion } from './migrations.ts'
 import { tenantFilePath, isValidOrganisationId } from './paths.ts'
 
@@ -242,8 +244,7 @@ export class TenantPool {
 const SCHEMA_PROBE = `SELECT
   (SELECT count(*) FROM (SELECT id, name, slug FROM locations LIMIT 1)),
   (SELECT count(*) FROM (SELECT id, location_id, name, slug, status FROM queues LIMIT 1)),
-  (SELECT count(*) FROM (SELECT id, number, queue_id, location_id, status, created_at, called_at, completed_at,
-     cancelled_at, skipped_at, no_show_at, called_by_device_session_id FROM tickets LIMIT 1))`
+  (SELECT count(*) FROM (SELECT ${TICKET_FIELDS.map((field) => tickets[field].name).join(', ')} FROM tickets LIMIT 1))`
 
 function openReadOnly(path: string): Database {
   const db = new Database(path, { readonly: true })
