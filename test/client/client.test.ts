@@ -3,7 +3,7 @@ import { Database } from 'bun:sqlite'
 import { Client, DemoQuotaExceededError, InvalidRequestError, RateLimitedError, UnauthorizedError, ApiNotEnabledError, DataUnavailableError, NetworkError, type RetryEvent, type Ticket } from '../../src/client/index.ts'
 import { TICKET_FIELDS } from '../../src/contract/vocabulary.ts'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { writeStructure, writeBulkTickets, writeTickets, parseCsv } from '../support/fixtures.ts'
+import { writeStructure, writeBulkTickets, writeTickets, parseCsv, ticketsInFile } from '../support/fixtures.ts'
 import { startFlakyProxy } from '../support/flaky-proxy.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { renameSync } from 'node:fs'
@@ -22,14 +22,7 @@ let orgId: string
 function rowsInFile(from: number, to: number): Ticket[] {
   const db = new Database(tenantFilePath(server.dataDir, orgId), { readonly: true })
   try {
-    return db
-      .query(
-        `SELECT id, number, queue_id AS queueId, location_id AS locationId, status, created_at AS createdAt, called_at AS calledAt,
-                completed_at AS completedAt, cancelled_at AS cancelledAt, skipped_at AS skippedAt, no_show_at AS noShowAt,
-                called_by_device_session_id AS calledByDeviceSessionId
-           FROM tickets WHERE created_at >= ? AND created_at < ? ORDER BY created_at, id`,
-      )
-      .all(new Date(from).toISOString(), new Date(to).toISOString()) as Ticket[]
+    return ticketsInFile(db, new Date(from).toISOString(), new Date(to).toISOString())
   } finally {
     db.close()
   }

@@ -98,3 +98,18 @@ export function parseCsv(text: string): Promise<Record<string, string>[]> {
       .on('end', () => resolve(rows))
   })
 }
+
+/**
+ * The tenant's tickets created in [from, to) as the administration application's file holds them
+ * now, in the contract's shape and order (createdAt, then id): what the API must serve.
+ */
+export function ticketsInFile(db: Database, from: string, to: string, where = '1'): TicketRow[] {
+  return db
+    .query(
+      `SELECT id, number, queue_id AS queueId, location_id AS locationId, status, created_at AS createdAt, called_at AS calledAt,
+         completed_at AS completedAt, cancelled_at AS cancelledAt, skipped_at AS skippedAt, no_show_at AS noShowAt,
+         called_by_device_session_id AS calledByDeviceSessionId
+       FROM tickets WHERE created_at >= ? AND created_at < ? AND ${where} ORDER BY created_at, id`,
+    )
+    .all(from, to) as TicketRow[]
+}

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { TICKET_FIELDS } from '../../src/contract/vocabulary.ts'
-import { parseCsv } from './fixtures.ts'
+import { parseCsv, ticketsInFile } from './fixtures.ts'
 import type { TestServer } from './harness.ts'
 
 /**
@@ -75,13 +75,5 @@ export function upsert(copy: Map<string, TicketText>, rows: TicketText[]): void 
 
 /** The tenant's tickets of [from, to) as the administration application's file holds them now. */
 export function tenantRows(db: Database, from: string, to: string, where = '1'): Map<string, TicketText> {
-  const rows = db
-    .query(
-      `SELECT id, number, queue_id AS queueId, location_id AS locationId, status, created_at AS createdAt, called_at AS calledAt,
-         completed_at AS completedAt, cancelled_at AS cancelledAt, skipped_at AS skippedAt, no_show_at AS noShowAt,
-         called_by_device_session_id AS calledByDeviceSessionId
-       FROM tickets WHERE created_at >= ? AND created_at < ? AND ${where}`,
-    )
-    .all(from, to) as Record<string, unknown>[]
-  return new Map(rows.map((row) => [row.id as string, asText(row)]))
+  return new Map(ticketsInFile(db, from, to, where).map((row) => [row.id, asText(row as unknown as Record<string, unknown>)]))
 }
