@@ -14,6 +14,7 @@ export function describeMachine(): Record<string, string> {
     bun: Bun.version,
     node: Bun.spawnSync(['node', '--version']).stdout.toString().trim(),
     'sqlite3 CLI': sqlite,
+    'redis-server': Bun.which('redis-server') ? (/v=(\S+)/.exec(Bun.spawnSync(['redis-server', '--version']).stdout.toString())?.[1] ?? 'unknown') : 'not installed',
     'bun:sqlite (SQLite)': String((new (require('bun:sqlite').Database)(':memory:').query('select sqlite_version() v').get() as { v: string }).v),
   }
 }

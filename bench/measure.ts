@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cpuOf, ROOT, rssOf, SERVER_CORE } from './processes.ts'
 import { log } from './log.ts'
+import { quantile } from './stats.ts'
 
 /** How the benchmark takes its measurements: load generators, timed clients, and ways to run sides in turn. */
 
@@ -28,13 +29,15 @@ export async function load(base: string, paths: string[], tokens: string[], conn
 /**
  * One client, one request at a time over a kept-alive connection, timed with performance.now():
  * autocannon's histogram counts whole milliseconds, too coarse for a 1 ms target. The body is
- * read whole (not parsed) before the next request, as autocannon does.
+ * read whole (not parsed) before the next request, as autocannon does. It stops after `seconds`,
+ * or after `requests` requests if that comes first.
  */
-export async function sequential(base: string, paths: string[], token: string, seconds: number): Promise<LoadResult> {
+export async function sequential(base: string, paths: string[], token: string, seconds: number, requests = Infinity): Promise<LoadResult> {
   const latencies: number[] = []
   const statuses = { '2xx': 0, non2xx: 0, errors: 0, timeouts: 0 }
-  const until = performance.now() + seconds * 1000
-  while (performance.now() < until) {
+  const begun = performance.now()
+  const until = begun + seconds * 1000
+  while (performance.now() < until && latencies.length < requests) {
     const started = performance.now()
     const response = await fetch(base + paths[Math.floor(Math.random() * paths.length)]!, { headers: { Authorization: `Bearer ${token}` } })
     await response.arrayBuffer()
@@ -43,9 +46,9 @@ export async function sequential(base: string, paths: string[], token: string, s
     else statuses.non2xx++
   }
   if (statuses.non2xx) log(`  warning: ${JSON.stringify(statuses)}`)
+  const elapsed = (performance.now() - begun) / 1000
   latencies.sort((a, b) => a - b)
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!
-  return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), total: latencies.length, statuses }
+  return { rps: latencies.length / elapsed, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), total: latencies.length, statuses }
 }
 
 /** One export read whole by curl: seconds to the first and the last byte, and the bytes. */
@@ -93,11 +96,12 @@ export async function inTurn<A, B>(turn: number, a: () => Promise<A>, b: () => P
   return [await a(), second]
 }
 
-/** One load run, with the server's CPU time per request over it. */
-export async function withServerCpu<T extends { total: number }>(pid: number, run: () => Promise<T>): Promise<T & { cpuPerRequest: number }> {
-  const cpuBefore = cpuOf(pid)
+/** One load run, with the CPU time per request (µs) the server used over it: all of its processes (a parent and its workers) when given several. */
+export async function withServerCpu<T extends { total: number }>(pids: number | readonly number[], run: () => Promise<T>): Promise<T & { cpuPerRequest: number }> {
+  const cpu = () => [pids].flat().reduce((sum, pid) => sum + cpuOf(pid), 0)
+  const cpuBefore = cpu()
   const result = await run()
-  return { ...result, cpuPerRequest: ((cpuOf(pid) - cpuBefore) / result.total) * 1e6 }
+  return { ...result, cpuPerRequest: ((cpu() - cpuBefore) / result.total) * 1e6 }
 }
 
 /** `measure` while exports of `url` stream back to back to curl (a fast reader), from 300 ms before it starts until it ends. */
@@ -113,4 +117,20 @@ export async function duringBackToBackExports<T>(url: string, token: string, mea
     running = false
     await exporter
   }
+}
+
+/** Microseconds each of `count` calls of `call` took, `concurrency` of them in flight at once; sorted ascending. */
+export async function timeCalls(call: () => Promise<unknown>, count: number, concurrency: number): Promise<number[]> {
+  const times: number[] = []
+  let next = 0
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < count) {
+        const started = performance.now()
+        await call()
+        times.push((performance.now() - started) * 1000)
+      }
+    }),
+  )
+  return times.sort((a, b) => a - b)
 }

@@ -94,7 +94,7 @@ export function benchUsage(scenarios: readonly Named[]): string {
     'usage: npm run -s bench -- [--quick] [--only <name>,<name>…] [--pairs <N>]',
     '  --quick        fewer, shorter runs (2 runs of 3 s instead of 3 of 5 s; 3 pairs instead of 9)',
     '  --only names   only these scenarios (comma-separated, or --only repeated), and only what they need',
-    '  --pairs N      pages: N back-to-back pairs against the framework-free server; process: N rounds',
+    '  --pairs N      pages and redis: N back-to-back pairs of each comparison; process and changes: N rounds',
     'scenarios, in the order a run takes them (a full run leaves out those marked "only when named"):',
     ...scenarios.map(
       (scenario) => `  ${scenario.name.padEnd(width)}  ${scenario.title}${scenario.onlyWhenNamed ? ' (only when named)' : ''}; needs ${scenario.needs.join(', ')}`,

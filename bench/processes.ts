@@ -49,6 +49,34 @@ export async function startServer(dataDir: string, env: Record<string, string>, 
   }
 }
 
+/**
+ * The processes of a service started with WORKERS=`workers` (bench/run.ts's startService): the
+ * parent alone for one, or the parent and each worker once every worker listens.
+ */
+export async function serviceProcesses(server: ServerHandle, workers: number): Promise<number[]> {
+  if (workers <= 1) return [server.pid]
+  const deadline = Date.now() + 20_000
+  while (!readFileSync(server.logPath, 'utf8').includes(`"workers":${workers}}`)) {
+    if (Date.now() > deadline) throw new Error(`${server.logPath}: the workers did not all listen`)
+    await Bun.sleep(20)
+  }
+  const started = readFileSync(server.logPath, 'utf8').matchAll(/"event":"worker_started","worker":\d+,"pid":(\d+)/g)
+  return [server.pid, ...[...started].map((match) => Number(match[1]))]
+}
+
+/** Lets every thread of these processes run on `cores` only (taskset's list: "0", "0,1"); nothing to do on one core. */
+export function setCores(pids: readonly number[], cores: string): void {
+  if (!TWO_CORES) return
+  for (const pid of pids) Bun.spawnSync(['taskset', '-a', '-p', '-c', cores, String(pid)], { stdout: 'ignore' })
+}
+
+/**
+ * A redis-server of the scenario's own (the `redis-server` need): the tests' launcher, on a free
+ * loopback port in a private temp directory, nothing persisted, killed if the run dies. Started
+ * from the benchmark's process, it inherits the client core.
+ */
+export { startRedis, type RedisServer } from '../test/support/redis-server.ts'
+
 export interface BaselineHandle {
   base: string
   pid: number

@@ -22,10 +22,14 @@ export function ratioOf(row: Row): number | undefined {
   return undefined
 }
 
+/** "1.81"; a ratio under 0.1 as a fraction, "1/421", which two decimals would show as 0.00. */
+const ratioNumber = (ratio: number) => (ratio > 0 && ratio < 0.1 ? `1/${Math.round(1 / ratio)}` : ratio.toFixed(2))
+const fmtRatio = (ratio: number) => (ratio > 0 && ratio < 0.1 ? ratioNumber(ratio) : `${ratioNumber(ratio)}×`)
+
 function ratioText(row: Row): string | undefined {
-  if (row.pairRatios) return `${row.pairRatios.median.toFixed(2)}× (${row.pairRatios.min.toFixed(2)}–${row.pairRatios.max.toFixed(2)}, ${row.pairRatios.runs} pairs)`
+  if (row.pairRatios) return `${fmtRatio(row.pairRatios.median)} (${ratioNumber(row.pairRatios.min)}–${ratioNumber(row.pairRatios.max)}, ${row.pairRatios.runs} pairs)`
   const ratio = ratioOf(row)
-  return ratio === undefined ? undefined : `${ratio.toFixed(2)}×`
+  return ratio === undefined ? undefined : fmtRatio(ratio)
 }
 
 export function targetOutcome(row: Row): TargetOutcome | undefined {

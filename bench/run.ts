@@ -1,11 +1,11 @@
 /**
  * `npm run -s bench -- [--quick] [--only name,…] [--pairs N]`: the benchmark suite, a registry of
  * scenarios (bench/scenarios/, one file each, listed by `--help`). Each declares what it needs
- * (the 1M tenant, the small tenants, the service, a framework-free baseline, the sqlite3 CLI…),
- * and the run prepares only what the selected scenarios need: data built by the project's own
- * generator (cached in bench/.data), the real server as a separate process with production
- * settings (limits raised so the limiter rejects nothing), pinned to core 0 with every client on
- * core 1. It prints a Markdown table: the median of several runs, their range, the ratio to a
+ * (the 1M tenant, the small tenants, the service, a framework-free baseline, the sqlite3 CLI, a
+ * redis-server…), and the run prepares only what the selected scenarios need: data built by the
+ * project's own generator (cached in bench/.data), the real server as a separate process with
+ * production settings (limits raised so the limiter rejects nothing), pinned to core 0 with every
+ * client on core 1. It prints a Markdown table: the median of several runs, their range, the ratio to a
  * baseline measured in the same run, and each target checked (met or missed). Loopback only,
  * bounded in count and time.
  */
@@ -17,7 +17,7 @@ import { BenchUsageError, benchUsage, parseBenchOptions, selectScenarios, settin
 import { Report } from './report.ts'
 import { log } from './log.ts'
 import { SCENARIOS } from './scenarios/index.ts'
-import type { Bench, Need, Scenario } from './scenario.ts'
+import { missingTool, type Bench, type Need, type Scenario } from './scenario.ts'
 
 let options: BenchOptions
 try {
@@ -41,18 +41,14 @@ if (TWO_CORES && !process.env.BENCH_PINNED) {
   process.exit(await child.exited)
 }
 
-const TOOLS: Partial<Record<Need, string>> = { sqlite3: 'the sqlite3 CLI (Debian: apt-get install sqlite3)', curl: 'curl' }
-
 const started = performance.now()
 const settings = settingsOf(options)
 const selected = selectScenarios(SCENARIOS, options.only)
 const needs = new Set(selected.flatMap((scenario) => scenario.needs))
-for (const [tool, what] of Object.entries(TOOLS)) {
-  const users = selected.filter((scenario) => scenario.needs.includes(tool as Need)).map((scenario) => scenario.name)
-  if (users.length > 0 && !Bun.which(tool)) {
-    process.stderr.write(`bench: ${users.join(', ')} needs ${what} on the PATH\n`)
-    process.exit(2)
-  }
+const missing = missingTool(selected)
+if (missing) {
+  process.stderr.write(`${missing}\n`)
+  process.exit(2)
 }
 
 log(`Scenarios: ${selected.map((scenario) => scenario.name).join(', ')}`)
@@ -114,7 +110,7 @@ const machine = describeMachine()
 const lines = [
   `## Benchmark results (${new Date().toISOString().slice(0, 10)})`,
   '',
-  `Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory}; Linux ${machine.kernel}; Bun ${machine.bun}, Node ${machine.node}, sqlite3 CLI ${machine['sqlite3 CLI']}, bun:sqlite SQLite ${machine['bun:sqlite (SQLite)']}.`,
+  `Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory}; Linux ${machine.kernel}; Bun ${machine.bun}, Node ${machine.node}, sqlite3 CLI ${machine['sqlite3 CLI']}, bun:sqlite SQLite ${machine['bun:sqlite (SQLite)']}, Redis ${machine['redis-server']}.`,
   `Server pinned to core 0, clients to core 1${TWO_CORES ? '' : ' (not pinned: one core only)'}. Median of ${settings.runs} runs (exports: ${settings.runs + 2}; pages against the framework-free server: ${settings.pairs} back-to-back pairs of ${settings.pairSeconds} s), min–max in brackets; ratio = median / baseline median in this run, or for paired figures the median of the pairs' ratios.`,
   '',
   ...report.table(),

@@ -21,6 +21,30 @@ export type Need =
   | 'sqlite3'
   /** curl on the PATH. */
   | 'curl'
+  /**
+   * Debian's redis-server on the PATH (apt-get install redis-server). The scenario starts its own
+   * on a free port in a private temp directory and stops it after (startRedis in processes.ts).
+   */
+  | 'redis-server'
+
+/** The needs that are programs on the PATH, and how to name each when it is missing. */
+export const TOOLS = {
+  sqlite3: 'the sqlite3 CLI (Debian: apt-get install sqlite3)',
+  curl: 'curl',
+  'redis-server': 'redis-server (Debian: apt-get install redis-server)',
+} as const satisfies Partial<Record<Need, string>>
+
+/**
+ * The one line that stops a run (exit 2) whose scenarios need a program `which` does not find,
+ * naming the scenarios that need it; null when nothing is missing.
+ */
+export function missingTool(selected: readonly Pick<Scenario, 'name' | 'needs'>[], which: (program: string) => string | null = Bun.which): string | null {
+  for (const [tool, what] of Object.entries(TOOLS)) {
+    const users = selected.filter((scenario) => scenario.needs.includes(tool as Need)).map((scenario) => scenario.name)
+    if (users.length > 0 && !which(tool)) return `bench: ${users.join(', ')} needs ${what} on the PATH`
+  }
+  return null
+}
 
 /** What a scenario gets: its prepared needs, the run's settings, and the report to record figures in. */
 export interface Bench {
@@ -31,7 +55,10 @@ export interface Bench {
   readonly small: SmallTenants
   readonly server: ServerHandle
   readonly baseline: BaselineHandle
-  /** Another process of the service on the big tenant's data (limits raised as for `server`), plus `env`. */
+  /**
+   * Another process of the service on the benchmark's data (limits raised as for `server`), plus
+   * `env`, which may also set DATA_DIR to serve another directory.
+   */
   startService(env: Record<string, string>, name: string, script?: string): Promise<ServerHandle>
 }
 

@@ -10,6 +10,8 @@ import { tenants } from './tenants.ts'
 import { limiter } from './limiter.ts'
 import { processEffect } from './process.ts'
 import { sync } from './sync.ts'
+import { redis } from './redis.ts'
+import { changes } from './changes.ts'
 
 /** Every scenario, in the order a run takes them (whatever order --only names them in). */
-export const SCENARIOS: readonly Scenario[] = [csv, formatter, memory, slowReader, pages, fairness, yieldMechanism, tenants, limiter, sync, processEffect]
+export const SCENARIOS: readonly Scenario[] = [csv, formatter, memory, slowReader, pages, fairness, yieldMechanism, tenants, limiter, redis, sync, changes, processEffect]

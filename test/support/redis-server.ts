@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 /**
- * A real `redis-server` (Debian's package) for the tests of the Redis limits: started by the
- * test on a free loopback port in a temp directory, with nothing persisted, and stopped by it.
+ * A real `redis-server` (Debian's package) for the tests of the Redis limits, and for the
+ * benchmark's `redis` scenario: started by the test on a free loopback port in a temp directory,
+ * with nothing persisted, and stopped by it.
  * Without redis-server on the machine those tests skip with a warning; in CI (CI=true) they fail,
  * since CI installs it (scripts/install-redis.sh).
  */
@@ -24,6 +25,8 @@ export function redisAvailable(): boolean {
 export interface RedisServer {
   port: number
   url: string
+  /** The running server's process id. */
+  readonly pid: number
   /** Kills the server (SIGKILL: an outage, not a shutdown) and waits for it to go. */
   kill(): Promise<void>
   /** Starts it again on the same port, empty (nothing is persisted). */
@@ -91,6 +94,10 @@ export async function startRedis(): Promise<RedisServer> {
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
+    get pid() {
+      if (!child) throw new Error('redis-server is not running')
+      return child.pid
+    },
     kill,
     start: spawn,
     pause: () => child?.kill('SIGSTOP'),

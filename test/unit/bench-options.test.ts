@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { BenchUsageError, benchUsage, parseBenchOptions, selectScenarios, settingsOf } from '../../bench/options.ts'
 import { SCENARIOS as REGISTRY } from '../../bench/scenarios/index.ts'
+import { missingTool } from '../../bench/scenario.ts'
 
 /** The benchmark's option parsing and scenario selection; no benchmark runs here. */
 
@@ -71,8 +72,44 @@ describe('selectScenarios', () => {
 test('the registry: one scenario per name, the diagnostic only when named, --only limiter needs no pages', () => {
   const names = REGISTRY.map((scenario) => scenario.name)
   expect(new Set(names).size).toBe(names.length)
-  expect(names).toEqual(['csv', 'formatter', 'memory', 'slow-reader', 'pages', 'fairness', 'yield', 'tenants', 'limiter', 'sync', 'process'])
+  expect(names).toEqual(['csv', 'formatter', 'memory', 'slow-reader', 'pages', 'fairness', 'yield', 'tenants', 'limiter', 'redis', 'sync', 'changes', 'process'])
   expect(REGISTRY.filter((scenario) => scenario.onlyWhenNamed).map((scenario) => scenario.name)).toEqual(['process'])
+  const needsOf = (only: string) => selectScenarios(REGISTRY, parseBenchOptions(['--only', only], names).only).flatMap((scenario) => scenario.needs)
   // What `--only limiter` prepares: the big tenant and the server, no baseline, no small tenants, no pages.
-  expect(selectScenarios(REGISTRY, parseBenchOptions(['--only', 'limiter'], names).only).flatMap((scenario) => scenario.needs)).toEqual(['big-tenant', 'server'])
+  expect(needsOf('limiter')).toEqual(['big-tenant', 'server'])
+  // Only the redis scenario needs a redis-server; the changes scenario starts a server of its own on a copy.
+  expect(REGISTRY.filter((scenario) => scenario.needs.includes('redis-server')).map((scenario) => scenario.name)).toEqual(['redis'])
+  expect(needsOf('redis')).toEqual(['big-tenant', 'server', 'redis-server'])
+  expect(needsOf('changes')).toEqual(['big-tenant', 'curl'])
+})
+
+describe('missingTool', () => {
+  const only = (names: string[]) => selectScenarios(REGISTRY, names)
+  const without = (...missing: string[]) => (program: string) => (missing.includes(program) ? null : `/usr/bin/${program}`)
+
+  test('a missing redis-server stops a run that needs it with one line naming the scenario', () => {
+    expect(missingTool(only(['redis']), without('redis-server'))).toBe('bench: redis needs redis-server (Debian: apt-get install redis-server) on the PATH')
+    expect(missingTool(only(['redis', 'limiter']), without())).toBeNull()
+    // A run that does not need it goes ahead without it.
+    expect(missingTool(only(['limiter', 'changes']), without('redis-server'))).toBeNull()
+    // A full run takes the redis scenario.
+    expect(missingTool(selectScenarios(REGISTRY, null), without('redis-server'))).toStartWith('bench: redis needs redis-server')
+  })
+
+  test('as a missing sqlite3 or curl does: every scenario that needs it named', () => {
+    expect(missingTool(only(['csv']), without('sqlite3'))).toBe('bench: csv needs the sqlite3 CLI (Debian: apt-get install sqlite3) on the PATH')
+    expect(missingTool(only(['memory', 'changes']), without('curl'))).toBe('bench: memory, changes needs curl on the PATH')
+  })
+
+  test('the run stops with exit status 2 and that line before preparing anything', async () => {
+    const run = Bun.spawn([process.execPath, 'bench/run.ts', '--only', 'redis'], {
+      cwd: `${import.meta.dir}/../..`,
+      // An empty PATH: no redis-server (BENCH_PINNED skips the re-run under taskset).
+      env: { ...process.env, PATH: '', BENCH_PINNED: '1' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const [status, stdout, stderr] = await Promise.all([run.exited, new Response(run.stdout).text(), new Response(run.stderr).text()])
+    expect({ status, stdout, stderr }).toEqual({ status: 2, stdout: '', stderr: 'bench: redis needs redis-server (Debian: apt-get install redis-server) on the PATH\n' })
+  })
 })

@@ -67,6 +67,13 @@ describe('Report', () => {
     expect(report.targetSummary()).toBe('Targets: 1 met, 0 missed.')
   })
 
+  test('a ratio under 0.1 is shown as a fraction, not as 0.00×', () => {
+    const { report } = reportOf([{ figure: 'changedAfter export', value: run([5.3]), unit: 'ms', baseline: { name: 'whole', value: run([2238]) } }])
+    expect(report.table()[2]).toBe('| changedAfter export | 5.30 ms (5.30–5.30) | whole: 2238 ms (2238–2238) | 1/422 | — |')
+    report.recordPairs('paired', [{ v: 1 }, { v: 2 }], [{ v: 40 }, { v: 10 }], 'base', (r) => r.v, 'req/s')
+    expect(report.table()[3]).toBe('| paired | 1.50 req/s (1.00–2.00) | base: 25.0 req/s (10.0–40.0) | 0.11× (1/40–0.20, 2 pairs) | — |')
+  })
+
   test('a run without targets says so', () => {
     expect(reportOf([{ figure: 'limiter', value: run([600]), unit: 'req/s' }]).report.targetSummary()).toBe('Targets: none among these figures.')
   })
