@@ -51,9 +51,10 @@ export async function sequential(base: string, paths: string[], token: string, s
   return { rps: latencies.length / elapsed, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), total: latencies.length, statuses }
 }
 
-/** One export read whole by curl: seconds to the first and the last byte, and the bytes. */
-export async function curlExport(url: string, token: string): Promise<{ ttfb: number; total: number; bytes: number }> {
-  const proc = Bun.spawn(['curl', '-s', '-o', '/dev/null', '-w', '%{time_starttransfer} %{time_total} %{size_download} %{http_code}', '-H', `Authorization: Bearer ${token}`, url], { stdout: 'pipe' })
+/** One export read whole by curl (gzip-compressed on the wire with `gzip`): seconds to the first and the last byte, and the bytes received. */
+export async function curlExport(url: string, token: string, options: { gzip?: boolean } = {}): Promise<{ ttfb: number; total: number; bytes: number }> {
+  const gzip = options.gzip ? ['--compressed'] : []
+  const proc = Bun.spawn(['curl', '-s', ...gzip, '-o', '/dev/null', '-w', '%{time_starttransfer} %{time_total} %{size_download} %{http_code}', '-H', `Authorization: Bearer ${token}`, url], { stdout: 'pipe' })
   const [ttfb, total, bytes, status] = (await new Response(proc.stdout).text()).split(' ').map(Number) as [number, number, number, number]
   if (status !== 200) throw new Error(`export answered ${status}`)
   return { ttfb, total, bytes }

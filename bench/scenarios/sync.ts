@@ -53,19 +53,31 @@ export const sync: Scenario = {
     const lastDays = new Date(Date.parse(big.range1m.to) - 10 * 86_400_000).toISOString()
     await curlExport(exportUrl, token) // warm-up
     const syncs: { seconds: number; rows: number; peakRss: number }[] = []
-    const exports: number[] = []
+    // The client asks for gzip, as fetch does (it saves the wire between machines; on loopback it
+    // costs the server the compression): the like-for-like export is gzipped too, and the plain
+    // one is shown beside it.
+    const gzipped: number[] = []
+    const plain: number[] = []
     for (let i = 0; i < settings.runs; i++) {
       syncs.push(await syncOnce(server.base, token, big.range1m.from, file))
-      exports.push((await curlExport(exportUrl, token)).total)
+      gzipped.push((await curlExport(exportUrl, token, { gzip: true })).total)
+      plain.push((await curlExport(exportUrl, token)).total)
     }
     const small = await repeat(settings.runs, () => syncOnce(server.base, token, lastDays, file))
     const rows = syncs[0]!.rows
+    const syncRate = summarise(syncs.map((s) => s.rows / s.seconds))
     report.record({
       figure: `sync first run of ${rows} rows: rows/s`,
-      value: summarise(syncs.map((s) => s.rows / s.seconds)),
+      value: syncRate,
       unit: 'rows/s',
-      baseline: { name: 'bare CSV export (curl)', value: summarise(exports.map((s) => big.range1m.rows / s)) },
+      baseline: { name: 'the same export gzipped, as the client asks (curl --compressed)', value: summarise(gzipped.map((s) => big.range1m.rows / s)) },
       target: { of: 'ratio', is: '>=', bound: 0.5 },
+    })
+    report.record({
+      figure: `sync first run of ${rows} rows: rows/s, against the export without gzip`,
+      value: syncRate,
+      unit: 'rows/s',
+      baseline: { name: 'bare CSV export (curl)', value: summarise(plain.map((s) => big.range1m.rows / s)) },
     })
     const smallRss = summarise(small.map((s) => s.peakRss / 2 ** 20))
     report.record({
