@@ -41,14 +41,21 @@ export interface SyncOptions {
 }
 
 const TRAILING_MS = MAX_RANGE_MS
+/**
+ * How far past the run's start its ranges reach. A response's snapshot (and its changes token)
+ * is taken when the server reads, after the run started: a ticket created in between must fall
+ * inside a range read at or after its insert, or it would be behind the token and outside every
+ * range read before, and so never loaded. Ranges therefore end tomorrow, not at the start.
+ */
+const AHEAD_MS = 86_400_000
 
 /**
  * One run of `sync` (docs/loading.md#sync). First run: the range from `since` is loaded window
  * by window through the CSV export; each window is committed with the state that records it, so
  * a run stopped anywhere resumes at the first window not committed. Then, and on every later
- * run, the trailing 90 days are asked for the tickets changed after the stored token (tickets
- * created since count as changes), so the mirror ends current. A ticket that changes more than
- * 90 days after its creation is not seen again: the API's ranges are 90 days.
+ * run, one 90-day range ending tomorrow is asked for the tickets changed after the stored token
+ * (tickets created since count as changes), so the mirror ends current. A ticket that changes
+ * more than 89 days after its creation is not seen again: the API's ranges are 90 days.
  */
 export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   const { client, warehouse, baseUrl, now } = options
@@ -60,14 +67,16 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   if (stored && options.since !== null && options.since !== stored.since) {
     throw new SyncInputError(`this file mirrors tickets since ${iso(stored.since)}; --since is fixed by the first run (leave it out, or use another file)`)
   }
+  const horizon = now + AHEAD_MS
   let state: SyncState
   if (stored) {
     state = stored
   } else {
     const since = options.since ?? now - TRAILING_MS
     if (since >= now) throw new SyncInputError(`--since must be in the past; got ${iso(since)}`)
-    state = { baseUrl, since, loadedUntil: since, backfillUntil: now, changesToken: null, lastRun: null }
-    await warehouse.transaction(() => warehouse.saveState(state))
+    // Saved with the first window, not before: a first run that fails before it (a wrong URL or
+    // token) leaves a file that can still be given the right ones.
+    state = { baseUrl, since, loadedUntil: since, backfillUntil: horizon, changesToken: null, lastRun: null }
   }
 
   const summary: SyncSummary = {
@@ -96,7 +105,8 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
 
   // The range not loaded yet that is older than the trailing 90 days (or the first run's
   // backfill): whole windows of the export, each committed with its state.
-  const trailingFrom = Math.max(state.since, now - TRAILING_MS)
+  // One request's range (90 days) that ends tomorrow: it starts 89 days before the run.
+  const trailingFrom = Math.max(state.since, horizon - TRAILING_MS)
   const backfillTo = state.backfillUntil ?? Math.min(trailingFrom, now)
   const windows = state.loadedUntil < backfillTo ? splitIntoWindows(state.loadedUntil, backfillTo) : []
   for (const [index, window] of windows.entries()) {
@@ -104,7 +114,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     await loadWindow(options, window, undefined, async (count, token) => {
       // The first response's token is kept until the backfill ends: changes made meanwhile come
       // again in the pass below, never not at all.
-      state = { ...state, loadedUntil: window.toMs, changesToken: state.changesToken ?? token, backfillUntil: last ? null : state.backfillUntil }
+      state = { ...state, loadedUntil: Math.min(window.toMs, now), changesToken: state.changesToken ?? token, backfillUntil: last ? null : state.backfillUntil }
       await warehouse.saveState(state)
       add(count)
     })
@@ -115,7 +125,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
 
   // The trailing window: what changed since the stored token, or (without a change log, or a
   // token the server no longer accepts) the whole window again.
-  const trailing = { fromMs: Math.min(trailingFrom, state.loadedUntil), toMs: now }
+  const trailing = { fromMs: Math.min(trailingFrom, state.loadedUntil), toMs: horizon }
   // Without a change log, a window loaded whole a moment ago is not loaded again.
   const needed = state.changesToken !== null || state.loadedUntil < now
   if (needed && trailing.fromMs < trailing.toMs) {

@@ -6,6 +6,9 @@ import { startServer, openTenant, tempDataDir, type TestServer } from '../suppor
 import { writeStructure, writeBulkTickets, writeTickets } from '../support/fixtures.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { eventually } from '../support/raw-http.ts'
+import { Warehouse } from '../../src/sync/warehouse.ts'
+import { runSync } from '../../src/sync/sync.ts'
+import { Client } from '../../src/client/index.ts'
 
 const DAY = 86_400_000
 /** `sync` cuts its range at the real time of its run, so the data is laid out around it. */
@@ -183,6 +186,46 @@ describe('sync: later runs', () => {
     const third = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--json'])
     expect(JSON.parse(third.stdout)).toMatchObject({ tickets: { inserted: 0, updated: 0 } })
   })
+})
+
+describe('sync: tickets created while a run goes on', () => {
+  test('a ticket created after the run started, before the server read, is loaded (first run and later runs)', async () => {
+    const file = join(temp.dir, 'during.duckdb')
+    const since = Date.now() - 20 * DAY
+    let inserted = 0
+    // The administration application inserts a ticket created just after the run's start, as the
+    // run's first answer (/v1/queues) arrives: before any range is read.
+    const insertOnce = (id: string, createdAt: number) => () => {
+      if (inserted++ > 0) return
+      const db = openTenant(tenant.server.dataDir, tenant.orgId)
+      writeTickets(db, [{ id, number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: new Date(createdAt).toISOString() }])
+      db.close()
+    }
+    const run = async (onFirstAnswer: () => void) => {
+      const warehouse = await Warehouse.open(file)
+      const now = Date.now()
+      const client = new Client({ baseUrl: tenant.server.base, token: tenant.token, onResponse: onFirstAnswer })
+      try {
+        return await runSync({ client, warehouse, baseUrl: tenant.server.base, since: since, now, tempDir: temp.dir })
+      } finally {
+        warehouse.close()
+      }
+    }
+    await run(insertOnce('during-first', Date.now() + 200))
+    inserted = 0
+    await run(insertOnce('during-later', Date.now() + 200))
+    const ids = (await query(file, "SELECT id FROM tickets WHERE id LIKE 'during-%' ORDER BY id")).map((r) => r.id)
+    expect(ids).toEqual(['during-first', 'during-later'])
+  })
+
+  test('a first run that fails before its first window leaves the file free for the right URL', async () => {
+    const file = join(temp.dir, 'wrong-url-first.duckdb')
+    const wrong = await sync(tenant, ['--url', 'http://127.0.0.1:9', '--into', file])
+    expect(wrong.status).toBe(1)
+    const right = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--json'])
+    expect(right.stderr).toBe('')
+    expect(JSON.parse(right.stdout)).toMatchObject({ firstRun: true })
+  }, 30_000)
 })
 
 describe('sync: wrong input and failures', () => {
