@@ -1,4 +1,5 @@
 import type { Window } from './windows.ts'
+import { compactInstant } from '../contract/instant.ts'
 
 /**
  * One CSV stream out of the exports of consecutive windows: the first as it comes, each later
@@ -37,6 +38,5 @@ export function concatenateCsvWindows(first: ReadableStream<Uint8Array>, rest: (
 
 /** The name the server gives an export of `range`: `tickets_<from>_<to>.csv`, instants as YYYYMMDDTHHMMSSZ. */
 export function exportFileName(range: Window, demo: boolean): string {
-  const compact = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '')
-  return `${demo ? 'demo-' : ''}tickets_${compact(range.fromMs)}_${compact(range.toMs)}.csv`
+  return `${demo ? 'demo-' : ''}tickets_${compactInstant(range.fromMs)}_${compactInstant(range.toMs)}.csv`
 }

@@ -1,4 +1,5 @@
 import { MAX_RANGE_MS } from '../contract/vocabulary.ts'
+import { parseInstant } from '../contract/instant.ts'
 
 /** A range of creation times, `to` exclusive, as epoch milliseconds. */
 export interface Window {
@@ -18,17 +19,18 @@ export function splitIntoWindows(fromMs: number, toMs: number, maxMs = MAX_RANGE
 }
 
 /**
- * An instant given as a Date, epoch milliseconds, or a string in a form the API accepts: an
- * RFC 3339 date-time with `Z` or an offset, or a date (midnight UTC). Throws a RangeError
- * naming the parameter otherwise: a range must be split here, so it is read here.
+ * An instant given as a Date, epoch milliseconds, or a string read exactly as the API reads
+ * `from` and `to` (the same parser): an RFC 3339 date-time with `Z` or an offset, or a date
+ * (midnight UTC). Throws a RangeError naming the parameter otherwise: a range must be split
+ * here, so it is read here.
  */
 export function toInstant(value: Date | number | string, name: string): number {
-  let ms: number
-  if (value instanceof Date) ms = value.getTime()
-  else if (typeof value === 'number') ms = value
-  else if (/^\d{4}-\d{2}-\d{2}$/.test(value)) ms = Date.parse(`${value}T00:00:00.000Z`)
-  else if (/^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(value)) ms = Date.parse(value)
-  else ms = NaN
-  if (!Number.isFinite(ms)) throw new RangeError(`${name} must be a Date, epoch milliseconds, a date (2026-03-01) or an RFC 3339 date-time with Z or an offset; got ${String(value)}`)
-  return ms
+  if (value instanceof Date || typeof value === 'number') {
+    const ms = value instanceof Date ? value.getTime() : value
+    if (!Number.isFinite(ms)) throw new RangeError(`${name} is not a valid instant`)
+    return ms
+  }
+  const parsed = parseInstant(String(value))
+  if (!parsed.ok) throw new RangeError(`${name} ${parsed.reason}; got ${String(value).slice(0, 40)}`)
+  return parsed.ms
 }

@@ -3,7 +3,7 @@ import {
   DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, MAX_RANGE_DAYS, MAX_RANGE_MS, REPEATABLE_PARAMETERS, TICKET_PARAMETERS, TICKET_STATUSES,
   type TicketStatus,
 } from '../contract/vocabulary.ts'
-import { canonicalInstant, parseInstant } from './instant.ts'
+import { canonicalInstant, parseInstant } from '../contract/instant.ts'
 
 /**
  * The query of GET /v1/tickets and GET /v1/exports/tickets.csv (docs/api.md#query-parameters), parsed from

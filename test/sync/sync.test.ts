@@ -233,7 +233,7 @@ describe('sync: wrong input and failures', () => {
     [['--into', 'x.duckdb'], '--url is required'],
     [['--url', 'ftp://x', '--into', 'x.duckdb'], '--url must be an http'],
     [['--url', 'http://127.0.0.1:1'], '--into is required'],
-    [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--since', 'last tuesday'], '--since must be'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--since', 'last tuesday'], '--since is not an RFC 3339 date-time'],
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--bogus'], "Unknown option '--bogus'"],
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--token-env', 'NOT_SET_ANYWHERE'], 'NOT_SET_ANYWHERE holding the API token is not set'],
   ])('%p: exit 2 with one line', async (args, message) => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { parseTicketQuery, type TicketEndpoint } from '../../src/tickets/query.ts'
-import { parseInstant } from '../../src/tickets/instant.ts'
+import { parseInstant } from '../../src/contract/instant.ts'
 import { expectInvalidParam } from '../support/api-error.ts'
 
 const parse = (query: string, endpoint: TicketEndpoint = 'page') => parseTicketQuery(new URLSearchParams(query), endpoint)
