@@ -53,6 +53,16 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     },
   })
   const tempDir = mkdtempSync(join(tmpdir(), 'qa-sync-'))
+  // Ctrl-C is the documented way to stop a run: what was committed stays, the window being
+  // written to its temporary file does not, and neither does the file (DuckDB rolls back the
+  // open transaction when the file is next opened).
+  const stop = (signal: NodeJS.Signals) => {
+    rmSync(tempDir, { recursive: true, force: true })
+    io.err(`${io.interactive ? '\n' : ''}sync: stopped by ${signal}; every window committed so far is kept, run sync again to go on\n`)
+    process.exit(signal === 'SIGINT' ? 130 : 143)
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
   let warehouse: Warehouse | undefined
   try {
     warehouse = await Warehouse.open(options.into)
@@ -77,6 +87,8 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     io.err(`${io.interactive ? '\n' : ''}sync: ${describeFailure(error)}; every window committed so far is kept, run sync again to go on\n`)
     return 1
   } finally {
+    process.off('SIGINT', stop)
+    process.off('SIGTERM', stop)
     warehouse?.close()
     rmSync(tempDir, { recursive: true, force: true })
   }

@@ -140,7 +140,17 @@ export class Warehouse {
     return Number(reader.getRowsJS()[0]![0]) > 0
   }
 
+  /**
+   * Adds the key at the end of the first backfill. A ticket whose created_at was changed between
+   * two windows' reads can have come in both: the copy appended last (the later read) is kept.
+   */
   async addTicketKey(): Promise<void> {
+    // Two statements, each its own transaction: DuckDB checks the new key against the table as
+    // committed, so the duplicates must be gone first.
+    await this.db.run(
+      `DELETE FROM tickets WHERE rowid IN (
+         SELECT rowid FROM (SELECT rowid, row_number() OVER (PARTITION BY id ORDER BY rowid DESC) AS copy FROM tickets) WHERE copy > 1)`,
+    )
     await this.db.run('ALTER TABLE tickets ADD PRIMARY KEY (id)')
   }
 

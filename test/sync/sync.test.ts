@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { join } from 'node:path'
+import { mkdirSync, readdirSync } from 'node:fs'
 import { startServer, openTenant, tempDataDir, type TestServer } from '../support/harness.ts'
 import { writeStructure, writeBulkTickets, writeTickets } from '../support/fixtures.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
@@ -228,6 +229,25 @@ describe('sync: tickets created while a run goes on', () => {
   }, 30_000)
 })
 
+describe('sync: the DuckDB file', () => {
+  test("a ticket that came in two windows of the backfill (its created_at changed between the reads) keeps the later copy when the key is added", async () => {
+    const file = join(temp.dir, 'twice.duckdb')
+    const csv = (status: string) => `id,number,queueId,locationId,status,createdAt,calledAt,completedAt,cancelledAt,skippedAt,noShowAt,calledByDeviceSessionId\r\nt-1,1,q,l,${status},2026-03-01T00:00:00.000Z,,,,,,\r\n`
+    await Bun.write(join(temp.dir, 'w1.csv'), csv('WAITING'))
+    await Bun.write(join(temp.dir, 'w2.csv'), csv('CALLED'))
+    const warehouse = await Warehouse.open(file)
+    try {
+      await warehouse.transaction(() => warehouse.upsertTicketsCsv(join(temp.dir, 'w1.csv'), false))
+      await warehouse.transaction(() => warehouse.upsertTicketsCsv(join(temp.dir, 'w2.csv'), false))
+      await warehouse.addTicketKey()
+      expect(await warehouse.hasTicketKey()).toBe(true)
+    } finally {
+      warehouse.close()
+    }
+    expect(await query(file, 'SELECT id, status FROM tickets')).toEqual([{ id: 't-1', status: 'CALLED' }])
+  })
+})
+
 describe('sync: wrong input and failures', () => {
   test.each([
     [['--into', 'x.duckdb'], '--url is required'],
@@ -272,10 +292,17 @@ describe('sync: stopped half-way', () => {
       try {
         const file = join(temp.dir, `stopped-${signal}.duckdb`)
         const since = NOW - 199 * DAY
-        const child = startSync(limited, ['--url', limited.server.base, '--into', file, '--since', new Date(since).toISOString()], {}, true)
+        const scratch = join(temp.dir, `scratch-${signal}`)
+        mkdirSync(scratch)
+        const child = startSync(limited, ['--url', limited.server.base, '--into', file, '--since', new Date(since).toISOString()], { TMPDIR: scratch }, true)
         await eventually(() => limited.server.logger.lines.some((line) => line.includes('"status":429')), 30_000, 'the run to wait for the minute window')
         child.kill(signal)
-        await child.exited
+        expect(await child.exited).toBe(signal === 'SIGINT' ? 130 : 137)
+        // Interrupted, it takes its temporary window file with it; killed, it cannot.
+        if (signal === 'SIGINT') {
+          expect(readdirSync(scratch)).toEqual([])
+          expect(await new Response(child.stderr).text()).toContain('stopped by SIGINT; every window committed so far is kept')
+        }
 
         const [partial] = await query(file, 'SELECT (SELECT count(*) FROM tickets) AS n, (SELECT epoch_ms(loaded_until) FROM _sync_state) AS until')
         expect(Number(partial!.until)).toBe(since + 180 * DAY)
