@@ -65,9 +65,14 @@ export class RedisConnection {
 
   /** Sends one command; rejects within the command timeout (plus the connect timeout when a connection must be opened). */
   async send(command: string, args: string[]): Promise<unknown> {
+    return (await this.exchange(command, args)).reply
+  }
+
+  /** One command and its reply, with the client that carried them (the one to drop if the reply is wrong). */
+  private async exchange(command: string, args: string[]): Promise<{ reply: unknown; client: RedisClient }> {
     const client = this.current?.connected ? this.current : await this.client()
     try {
-      return await bounded(client.send(command, args), this.commandTimeoutMs, command)
+      return { reply: await bounded(client.send(command, args), this.commandTimeoutMs, command), client }
     } catch (error) {
       // An error reply (NOSCRIPT, WRONGTYPE…) leaves the connection sound; anything else may not.
       if ((error as { code?: string }).code !== 'ERR_REDIS_SERVER_ERROR') this.discard(client)
@@ -82,16 +87,18 @@ export class RedisConnection {
   async run(script: RedisScript, keys: string[], args: string[]): Promise<unknown[]> {
     const nonce = (++this.nonces).toString(36)
     const tail = [String(keys.length), ...keys, nonce, ...args]
-    let reply: unknown
+    let answer: { reply: unknown; client: RedisClient }
     try {
-      reply = await this.send('EVALSHA', [script.sha, ...tail])
+      answer = await this.exchange('EVALSHA', [script.sha, ...tail])
     } catch (error) {
       // A restarted or flushed Redis has lost its script cache; EVAL loads the script again.
       if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error
-      reply = await this.send('EVAL', [script.source, ...tail])
+      answer = await this.exchange('EVAL', [script.source, ...tail])
     }
+    const { reply, client } = answer
     if (!Array.isArray(reply) || reply[0] !== nonce) {
-      this.discard(this.current)
+      // That client, not whichever is current now: another call may already have replaced it.
+      this.discard(client)
       throw new RedisUnavailableError('Redis answered with a reply that belongs to another command; the connection was replaced')
     }
     return reply.slice(1)
