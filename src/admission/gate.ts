@@ -55,14 +55,16 @@ export function createGate(deps: GateDeps): Gate {
     lastUsed.note(token.tokenId, clock.now())
 
     if (!token.apiEnabled) {
-      // The token is valid: its window is shown, and nothing is counted. The answer needs no
-      // limit, so it is given even while the limits cannot be read, only without the window.
+      // The token is valid: its window (and a demo organisation's day) is shown, and nothing is
+      // counted. The answer needs no limit, so it is given even while the limits cannot be
+      // read, only without them.
       const window = await outage.guard(() => limiter.peek(token.tokenId)).catch(() => undefined)
+      const day = window && demo ? await outage.guard(() => quota.peek(token.organisationId)).catch(() => undefined) : undefined
       throw new ApiError(
         'api_not_enabled',
         'The API feature is not enabled for this organisation; an administrator can enable it.',
         {},
-        window ? headersOf(window) : {},
+        window ? headersOf(window, day) : {},
       )
     }
 

@@ -103,6 +103,18 @@ describe('per-token minute window', () => {
 })
 
 describe('demo organisations: daily quota', () => {
+  test('a 402 of a demo organisation shows the window and the day, counting neither', async () => {
+    const server = await startServer()
+    const { token } = server.organisation({ plan: 'demo', apiEnabled: false })
+    for (let i = 0; i < 2; i++) {
+      const response = await server.get('/v1/queues', token)
+      expect(response.status).toBe(402)
+      expect(response.headers.get('ratelimit-policy')).toBe('"minute";q=60;w=60, "day";q=50;w=86400')
+      expect(response.headers.get('ratelimit')).toBe('"minute";r=60;t=0, "day";r=50;t=43200')
+    }
+    await server.close()
+  })
+
   test('the 51st request of a UTC day is 429 demo_quota_exceeded; resetAt and Retry-After agree', async () => {
     const clock = new ManualClock(Date.parse('2026-03-10T23:00:00.000Z'))
     const server = await startServer({}, { clock })
