@@ -3,7 +3,7 @@
  * in this process (MemoryRateLimiter) or behind a shared engine; either way `consume` decides and
  * counts in one atomic step, so concurrent requests (of any process) cannot overfill a window,
  * and every method may throw when the engine cannot be reached: the gate answers that with
- * 503 `limits_unavailable`. Every implementation passes test/support/limiter-suite.ts.
+ * 503 `limits_unavailable`. Every implementation passes test/support/limits-suite.ts.
  */
 
 export interface WindowState {
