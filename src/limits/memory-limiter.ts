@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.ts'
-import type { RateLimiter, WindowDecision, WindowState } from './rate-limiter.ts'
+import { countedDecision, type RateLimiter, type WindowDecision, type WindowState } from './rate-limiter.ts'
 import { SlidingWindowLog } from './sliding-window.ts'
 
 /**
@@ -23,18 +23,15 @@ export class MemoryRateLimiter implements RateLimiter {
     const now = this.clock.now()
     const peeked = this.log.peek(key, now)
     if (!peeked.allowed) return { state: peeked }
-    // The log describes the window after this request: "allowed" there would say whether one
-    // more fits; here it says that this one was counted.
-    const state = { ...this.log.record(key, now), allowed: true, retryAfterSeconds: 0 }
-    let released = false
-    return {
+    const state = this.log.record(key, now)
+    return countedDecision(
       state,
-      release: async () => {
-        if (!released) this.log.release(key, now)
-        released = true
+      async () => {
+        this.log.release(key, now)
         return this.log.peek(key, this.clock.now())
       },
-    }
+      () => this.peek(key),
+    )
   }
 
   async peek(key: string): Promise<WindowState> {

@@ -28,6 +28,23 @@ export interface WindowDecision {
   release?: () => Promise<WindowState>
 }
 
+/**
+ * The decision for a request an implementation has just counted: `allowed` says it was counted
+ * (the window's own state after it would say whether one more fits) and it waits for nothing;
+ * `giveBack` runs at most once, and a later call only reads the window again.
+ */
+export function countedDecision(state: WindowState, giveBack: () => Promise<WindowState>, peek: () => Promise<WindowState>): WindowDecision {
+  let released = false
+  return {
+    state: { ...state, allowed: true, retryAfterSeconds: 0 },
+    release: () => {
+      if (released) return peek()
+      released = true
+      return giveBack()
+    },
+  }
+}
+
 export interface RateLimiter {
   /** Length of the window in seconds (the `w` of the RateLimit-Policy header). */
   readonly windowSeconds: number

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { RateLimiter, WindowDecision, WindowState } from '../rate-limiter.ts'
+import { countedDecision, type RateLimiter, type WindowDecision, type WindowState } from '../rate-limiter.ts'
 import { describeWindow } from '../window-state.ts'
 import type { ScriptRunner } from './connection.ts'
 import { WINDOW_SCRIPT } from './scripts.ts'
@@ -41,16 +41,7 @@ export class RedisRateLimiter implements RateLimiter {
     const member = `${this.tag}${(++this.counter).toString(36)}`
     const [counted, state] = await this.call('consume', key, member)
     if (!counted) return { state }
-    let released = false
-    return {
-      // As the in-memory default: "allowed" says this request was counted, and it waits for nothing.
-      state: { ...state, allowed: true, retryAfterSeconds: 0 },
-      release: async () => {
-        if (released) return this.peek(key)
-        released = true
-        return (await this.call('release', key, member))[1]
-      },
-    }
+    return countedDecision(state, async () => (await this.call('release', key, member))[1], () => this.peek(key))
   }
 
   async peek(key: string): Promise<WindowState> {
