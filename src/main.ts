@@ -5,6 +5,7 @@ import { createSampleOrganisationIfEmpty, sampleInstructions } from './bootstrap
 import { assertPortFree, isAddressInUse, PortInUseError } from './http/port-in-use.ts'
 import { ControlStore } from './control/store.ts'
 import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/workers.ts'
+import { shownUrl } from './server/shown-url.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
 
@@ -34,8 +35,7 @@ const port =
 
 const sink = stdoutSink()
 const logger = createLogger(config.logLevel, sink.write)
-const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host
-const urlOf = (port: number) => `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`
+const urlOf = (port: number) => shownUrl(config.host, port)
 if (config.workers > 1 && worker === undefined) {
   // The parent of WORKERS=N serves nothing itself (src/server/workers.ts).
   await superviseWorkers({

@@ -1,6 +1,7 @@
 import type { Subprocess } from 'bun'
 import type { Config } from '../config/config.ts'
 import type { Logger } from '../logger.ts'
+import { shownUrl } from './shown-url.ts'
 
 /**
  * WORKERS=N: the parent process starts N server processes (workers) that share the port
@@ -116,8 +117,7 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
 
   await Promise.all(Array.from({ length: config.workers }, (_, index) => spawn(index)))
   started = true
-  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host
-  logger.info('listening', { url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`, workers: config.workers })
+  logger.info('listening', { url: shownUrl(config.host, port), workers: config.workers })
   // The workers and the signal handlers keep the process alive from here.
   return new Promise<never>(() => {})
 }
