@@ -18,7 +18,7 @@ export function readExportRows(file: string, from: string, to: string): TicketRo
   const compiled = compileTicketQuery(query, { afterCursor: false, withLimit: false })
   const db = new Database(file, { readonly: true })
   try {
-    return db.query(compiled.sql).all(...bindValues(compiled, query, null)) as TicketRow[]
+    return db.query(compiled.sql).all(...bindValues(compiled, query)) as TicketRow[]
   } finally {
     db.close()
   }

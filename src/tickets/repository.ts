@@ -117,8 +117,15 @@ export function compileTicketQuery(query: TicketQuery, { afterCursor, withLimit,
   return result
 }
 
-/** The values to bind, in the compiled order; `sinceVersion` for the changedAfter shape. */
-export function bindValues(compiledQuery: CompiledQuery, query: TicketQuery, after: CursorPosition | null, limit?: number, sinceVersion?: number): (string | number)[] {
+/** What a query binds besides its own values: the cursor position, the page size, the changedAfter version. */
+export interface Bindings {
+  after?: CursorPosition | null
+  limit?: number
+  sinceVersion?: number | null
+}
+
+/** The values to bind, in the compiled order. */
+export function bindValues(compiledQuery: CompiledQuery, query: TicketQuery, { after = null, limit, sinceVersion = null }: Bindings = {}): (string | number)[] {
   const list = (values: readonly string[]) => (values.length === 1 ? values[0]! : JSON.stringify(values))
   const values: Record<ParamName, string | number | undefined> = {
     from: query.from,
@@ -128,7 +135,7 @@ export function bindValues(compiledQuery: CompiledQuery, query: TicketQuery, aft
     status: list(query.statuses),
     afterCreatedAt: after?.createdAt,
     afterId: after?.id,
-    since: sinceVersion,
+    since: sinceVersion ?? undefined,
     limit,
   }
   return compiledQuery.params.map((name) => values[name]!)
@@ -142,7 +149,7 @@ export function readTicketPage(lease: TenantLease, query: TicketQuery, after: Cu
   const compiledQuery = compileTicketQuery(query, { afterCursor: after !== null, withLimit: true, changedAfter: sinceVersion !== null })
   const statement = lease.statement(compiledQuery.sql)
   // One extra row tells whether a next page exists without a second query.
-  const rows = statement.all(...bindValues(compiledQuery, query, after, query.limit + 1, sinceVersion ?? undefined)) as TicketRow[]
+  const rows = statement.all(...bindValues(compiledQuery, query, { after, limit: query.limit + 1, sinceVersion })) as TicketRow[]
   const hasMore = rows.length > query.limit
   if (hasMore) rows.length = query.limit
   return { rows, hasMore }
@@ -151,5 +158,5 @@ export function readTicketPage(lease: TenantLease, query: TicketQuery, after: Cu
 /** A statement of its own for a streamed export (not the cached one: a second use would reset it). */
 export function prepareTicketExport(lease: TenantLease, query: TicketQuery, sinceVersion: number | null = null): { statement: Statement; values: (string | number)[] } {
   const compiledQuery = compileTicketQuery(query, { afterCursor: false, withLimit: false, changedAfter: sinceVersion !== null })
-  return { statement: lease.db.prepare(compiledQuery.sql), values: bindValues(compiledQuery, query, null, undefined, sinceVersion ?? undefined) }
+  return { statement: lease.db.prepare(compiledQuery.sql), values: bindValues(compiledQuery, query, { sinceVersion }) }
 }

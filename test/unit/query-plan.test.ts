@@ -47,7 +47,7 @@ describe('ticket query plans on 200k rows', () => {
   function plan(filters: string, after: { createdAt: string; id: string } | null) {
     const query = parseTicketQuery(new URLSearchParams(`from=2026-01-01&to=2026-03-31${filters}&limit=500`), 'page')
     const compiled = compileTicketQuery(query, { afterCursor: after !== null, withLimit: true })
-    const rows = db.query(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...bindValues(compiled, query, after, 501)) as { detail: string }[]
+    const rows = db.query(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...bindValues(compiled, query, { after, limit: 501 })) as { detail: string }[]
     return rows.map((r) => r.detail).join(' | ')
   }
 
@@ -74,7 +74,7 @@ describe('ticket query plans on 200k rows', () => {
   const changedAfterPlan = (database: Database, filters: string, range: string, shape: { afterCursor: boolean; withLimit: boolean }, after: { createdAt: string; id: string } | null, since: number) => {
     const query = parseTicketQuery(new URLSearchParams(`${range}${filters}&limit=500`), 'page')
     const compiled = compileTicketQuery(query, { ...shape, changedAfter: true })
-    const values = bindValues(compiled, query, after, shape.withLimit ? 501 : undefined, since)
+    const values = bindValues(compiled, query, { after, limit: shape.withLimit ? 501 : undefined, sinceVersion: since })
     return (database.query(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...values) as { detail: string }[]).map((r) => r.detail)
   }
   const expectChangedAfterPlan = (steps: string[]) => {
