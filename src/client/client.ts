@@ -3,7 +3,8 @@ import type { TicketStatus } from '../contract/vocabulary.ts'
 import { UnexpectedResponseError } from './errors.ts'
 import { sendWithRetries, WaitBudget, type FetchLike, type RetryEvent, type RetryPolicy } from './retry.ts'
 import { splitIntoWindows, toInstant, type Window } from './windows.ts'
-import { concatenateCsvWindows, exportFileName } from './csv-windows.ts'
+import { concatenateCsvWindows } from './csv-windows.ts'
+import { exportFileName } from '../contract/instant.ts'
 
 export interface ClientOptions {
   /** Where the API is served, e.g. `https://analytics.example.com` (paths start with /v1). */
@@ -154,7 +155,7 @@ export class Client {
     const range = { fromMs: windows[0]!.fromMs, toMs: windows[windows.length - 1]!.toMs }
     return {
       stream: concatenateCsvWindows(first.body, rest),
-      fileName: windows.length === 1 ? disposition[1]! : exportFileName(range, demo),
+      fileName: windows.length === 1 ? disposition[1]! : exportFileName(range.fromMs, range.toMs, demo),
       changesToken: first.headers.get('x-changes-token'),
       demo,
     }

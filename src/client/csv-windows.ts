@@ -1,5 +1,3 @@
-import type { Window } from './windows.ts'
-import { compactInstant } from '../contract/instant.ts'
 
 /**
  * One CSV stream out of the exports of consecutive windows: the first as it comes, each later
@@ -34,9 +32,4 @@ export function concatenateCsvWindows(first: ReadableStream<Uint8Array>, rest: (
       await reader.cancel(reason)
     },
   })
-}
-
-/** The name the server gives an export of `range`: `tickets_<from>_<to>.csv`, instants as YYYYMMDDTHHMMSSZ. */
-export function exportFileName(range: Window, demo: boolean): string {
-  return `${demo ? 'demo-' : ''}tickets_${compactInstant(range.fromMs)}_${compactInstant(range.toMs)}.csv`
 }

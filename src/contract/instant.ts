@@ -73,3 +73,12 @@ export function compactInstant(ms: number): string {
   const iso = new Date(ms).toISOString()
   return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}T${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`
 }
+
+/**
+ * The export's file name for [fromMs, toMs): `tickets_<from>_<to>.csv`, prefixed with `demo-`
+ * for a demo organisation (docs/api.md#csv-export). The server names its exports with it, and
+ * the client names an export of several windows the same way.
+ */
+export function exportFileName(fromMs: number, toMs: number, demo: boolean): string {
+  return `${demo ? 'demo-' : ''}tickets_${compactInstant(fromMs)}_${compactInstant(toMs)}.csv`
+}

@@ -6,8 +6,8 @@ import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
 import type { Logger } from '../logger.ts'
 import type { TenantPool } from '../tenant/pool.ts'
 import { beginSnapshot, endSnapshot } from '../tenant/read.ts'
-import { compactInstant } from '../contract/instant.ts'
-import { parseTicketQuery, type TicketQuery } from '../tickets/query.ts'
+import { exportFileName } from '../contract/instant.ts'
+import { parseTicketQuery } from '../tickets/query.ts'
 import { acceptsGzip } from './accept-encoding.ts'
 import { createCsvExportStream, type ExportOutcome } from './csv-stream.ts'
 
@@ -19,11 +19,6 @@ export interface ExportDeps {
   /** Told when an export starts and ends, so shutdown can wait for running ones. */
   onStart?: () => void
   onEnd?: (outcome: ExportOutcome) => void
-}
-
-/** `tickets_<from>_<to>.csv`, demo organisations' prefixed with `demo-` (docs/api.md#csv-export). */
-export function exportFileName(query: TicketQuery, demo: boolean): string {
-  return `${demo ? 'demo-' : ''}tickets_${compactInstant(query.fromMs)}_${compactInstant(query.toMs)}.csv`
 }
 
 /**
@@ -71,7 +66,7 @@ export function exportHandler(deps: ExportDeps) {
     deps.onStart?.()
     const headers: Record<string, string> = {
       'Content-Type': 'text/csv; charset=utf-8',
-      'Content-Disposition': `attachment; filename="${exportFileName(query, caller.demo)}"`,
+      'Content-Disposition': `attachment; filename="${exportFileName(query.fromMs, query.toMs, caller.demo)}"`,
       Vary: 'Accept-Encoding',
     }
     if (caller.demo) headers['X-Service-Demo'] = '1'

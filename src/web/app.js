@@ -3,7 +3,8 @@
 
 import { ApiResponseError, fetchFirstTickets, fetchLocations, startExport } from './api.js'
 import { createFeedback } from './feedback.js'
-import { compactInstant, defaultRange, describeRange, isoDay, readRange } from './range.js'
+import { compactInstant } from './client.js'
+import { defaultRange, describeRange, isoDay, readRange } from './range.js'
 import { placeNames, readPlaces, renderPlaces } from './places.js'
 import { renderPreview } from './preview.js'
 import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.js'

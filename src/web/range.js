@@ -12,11 +12,6 @@ export function isoDay(ms) {
   return new Date(ms).toISOString().slice(0, 10)
 }
 
-/** A UTC instant as YYYYMMDDTHHMMSSZ, the form of the export's file name (docs/api.md#csv-export). */
-export function compactInstant(ms) {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')
-}
-
 /** Today and the 29 days before it, in UTC. */
 export function defaultRange(nowMs) {
   const today = Math.floor(nowMs / DAY_MS) * DAY_MS
