@@ -3,8 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
 import type { Config } from '../../src/config/config.ts'
-import { openTenant, startServer, type TestServer } from '../support/harness.ts'
-import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
+import { startServer, type TestServer } from '../support/harness.ts'
 
 /**
  * Real headless Chromium (Debian's package) for the browser tests. Without it the tests are
@@ -54,12 +53,7 @@ export function browserSetup<Names extends string>(servers: Record<Names, Partia
 
 /** A paid organisation with the standard locations and `count` tickets from 1 March 2026, one every `everySeconds`; its token. */
 export function organisationWithManyTickets(server: TestServer, count: number, everySeconds: number): string {
-  const { org, token } = server.organisation()
-  const db = openTenant(server.dataDir, org.id)
-  writeStructure(db)
-  writeBulkTickets(db, { count, start: '2026-03-01', everySeconds })
-  db.close()
-  return token
+  return server.seeded({ bulk: { count, start: '2026-03-01', everySeconds } }).token
 }
 
 export interface OpenOptions {

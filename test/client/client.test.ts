@@ -3,7 +3,7 @@ import { Database } from 'bun:sqlite'
 import { Client, DemoQuotaExceededError, InvalidRequestError, RateLimitedError, UnauthorizedError, ApiNotEnabledError, DataUnavailableError, NetworkError, type RetryEvent, type Ticket } from '../../src/client/index.ts'
 import { TICKET_FIELDS } from '../../src/contract/vocabulary.ts'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { writeStructure, writeBulkTickets, writeTickets, parseCsv, ticketsInFile } from '../support/fixtures.ts'
+import { parseCsv, ticketsInFile } from '../support/fixtures.ts'
 import { startFlakyProxy } from '../support/flaky-proxy.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { renameSync } from 'node:fs'
@@ -36,18 +36,16 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
 
 beforeAll(async () => {
   server = await startServer({ rateLimitPerMinute: 100_000 })
-  const created = server.organisation()
+  // 410 days, one ticket every 3 hours, plus tickets exactly on each window seam and 1 ms before it.
+  const created = server.seeded({
+    bulk: { count: 410 * 8, start: new Date(FROM - 5 * DAY).toISOString(), everySeconds: 3 * 3600 + 7 },
+    tickets: SEAMS.flatMap((seam, i) => [
+      { id: `seam-${i}-at`, number: 1, queueId: 'q_zh', locationId: 'loc_b', status: 'WAITING', createdAt: new Date(seam).toISOString() },
+      { id: `seam-${i}-before`, number: 2, queueId: 'q_zh', locationId: 'loc_b', status: 'WAITING', createdAt: new Date(seam - 1).toISOString() },
+    ]),
+  })
   token = created.token
   orgId = created.org.id
-  const db = openTenant(server.dataDir, orgId)
-  writeStructure(db)
-  // 410 days, one ticket every 3 hours, plus tickets exactly on each window seam and 1 ms before it.
-  writeBulkTickets(db, { count: 410 * 8, start: new Date(FROM - 5 * DAY).toISOString(), everySeconds: 3 * 3600 + 7 })
-  writeTickets(db, SEAMS.flatMap((seam, i) => [
-    { id: `seam-${i}-at`, number: 1, queueId: 'q_zh', locationId: 'loc_b', status: 'WAITING', createdAt: new Date(seam).toISOString() },
-    { id: `seam-${i}-before`, number: 2, queueId: 'q_zh', locationId: 'loc_b', status: 'WAITING', createdAt: new Date(seam - 1).toISOString() },
-  ]))
-  db.close()
 })
 afterAll(() => server.close())
 

@@ -17,7 +17,6 @@ describe('GET /v1/exports/tickets.csv', () => {
   let token: string
   let demoToken: string
   let bigOrgToken: string
-  let bigOrgId: string
 
   beforeAll(async () => {
     server = await startServer({ rateLimitPerMinute: 100_000, demoDailyQuota: 100_000, exportStallTimeoutMs: 300 })
@@ -27,13 +26,8 @@ describe('GET /v1/exports/tickets.csv', () => {
     ]
     token = server.seeded({ tickets }).token
     demoToken = server.seeded({ plan: 'demo', tickets }).token
-    const big = server.organisation()
+    const big = server.seeded({ bulk: { count: 200_000 } })
     bigOrgToken = big.token
-    bigOrgId = big.org.id
-    const db = openTenant(server.dataDir, bigOrgId)
-    writeStructure(db)
-    writeBulkTickets(db, { count: 200_000 })
-    db.close()
   })
   afterAll(() => server.close())
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
-import { parseCsv, writeBulkTickets, writeStructure } from '../support/fixtures.ts'
+import { parseCsv } from '../support/fixtures.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 
 const FROM = Date.parse('2026-03-01T00:00:00.000Z')
@@ -16,12 +16,10 @@ describe('reading while the administration application writes', () => {
 
   beforeAll(async () => {
     server = await startServer({ rateLimitPerMinute: 1_000_000 })
-    const created = server.organisation()
+    const created = server.seeded({ bulk: { count: 20_000, idPrefix: 'init-', start: '2026-03-01', everySeconds: 30, queueId: 'q_id' } })
     token = created.token
     orgId = created.org.id
     const db = openTenant(server.dataDir, orgId)
-    writeStructure(db)
-    writeBulkTickets(db, { count: 20_000, idPrefix: 'init-', start: '2026-03-01', everySeconds: 30, queueId: 'q_id' })
     initialIds = (db.query('SELECT id FROM tickets ORDER BY id').all() as { id: string }[]).map((r) => r.id)
     db.close()
   })

@@ -73,10 +73,17 @@ export function standardTickets(): FixtureTicket[] {
  * 90 s after creation, with the canary values in the personal columns (`notes` padded to
  * `notesWidth` characters when a test needs a bigger file).
  */
-export function writeBulkTickets(
-  db: Database,
-  options: { count: number; idPrefix?: string; start?: string; everySeconds?: number; queueId?: string; locationId?: string; notesWidth?: number },
-): void {
+export interface BulkTickets {
+  count: number
+  idPrefix?: string
+  start?: string
+  everySeconds?: number
+  queueId?: string
+  locationId?: string
+  notesWidth?: number
+}
+
+export function writeBulkTickets(db: Database, options: BulkTickets): void {
   const { count, idPrefix = 't', start = '2026-01-01', everySeconds = 60, queueId = 'q_pay', locationId = 'loc_a', notesWidth = 0 } = options
   const at = (offset: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ?2, '+' || (i * ?3) || ' seconds'${offset})`
   db.query(

@@ -10,7 +10,7 @@ import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
 import type { ControlStore, Organisation } from '../../src/control/store.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { hashToken } from '../../src/auth/token.ts'
-import { CANARY, standardTickets, writeStructure, writeTickets, type FixtureTicket } from './fixtures.ts'
+import { CANARY, standardTickets, writeBulkTickets, writeStructure, writeTickets, type BulkTickets, type FixtureTicket } from './fixtures.ts'
 
 /** A fresh temporary data directory, removed by `cleanup`. */
 export function tempDataDir(): { dir: string; cleanup: () => void } {
@@ -29,7 +29,11 @@ export interface TestServer {
   /** Creates an organisation (tenant file included) and a token for it. */
   organisation(options?: { plan?: 'demo' | 'paid'; apiEnabled?: boolean; name?: string }): { org: Organisation; token: string }
   /** An organisation with the standard fixture's locations and queues, and `tickets` (the standard ones by default). */
-  seeded(options?: { plan?: 'demo' | 'paid'; tickets?: FixtureTicket[] }): { org: Organisation; token: string }
+  /**
+   * An organisation with the standard fixture's locations and queues, then `bulk` generated
+   * tickets (writeBulkTickets) if given, then `tickets` (the standard ones when neither is given).
+   */
+  seeded(options?: { plan?: 'demo' | 'paid'; tickets?: FixtureTicket[]; bulk?: BulkTickets }): { org: Organisation; token: string }
   token(organisationId: string, name?: string): { id: string; token: string }
   close(): Promise<void>
 }
@@ -82,7 +86,8 @@ const organisation: TestServer['organisation'] = (opts = {}) => {
       const created = organisation({ plan: opts.plan })
       const db = openTenant(dataDir, created.org.id)
       writeStructure(db)
-      writeTickets(db, opts.tickets ?? standardTickets())
+      if (opts.bulk) writeBulkTickets(db, opts.bulk)
+      writeTickets(db, opts.tickets ?? (opts.bulk ? [] : standardTickets()))
       db.close()
       return created
     },
