@@ -1,9 +1,9 @@
 import { SQLiteError } from 'bun:sqlite'
-import type { Caller } from '../admission/caller.ts'
 import type { ChangesTokenCodec } from '../changes/token.ts'
 import { readChangeWindow, type ChangeWindow } from '../changes/window.ts'
 import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
 import type { Logger } from '../logger.ts'
+import type { AdmittedContext } from '../http/context.ts'
 import type { TenantPool } from '../tenant/pool.ts'
 import { beginSnapshot, endSnapshot } from '../tenant/read.ts'
 import { exportFileName } from '../contract/instant.ts'
@@ -28,7 +28,7 @@ export interface ExportDeps {
  * transaction (docs/api.md#loading-incrementally), which the stream ends with its statement.
  */
 export function exportHandler(deps: ExportDeps) {
-  return (caller: Caller, params: URLSearchParams, request: Request, requestId: string): Response => {
+  return ({ caller, params, request, id: requestId }: AdmittedContext): Response => {
     const query = parseTicketQuery(params, 'export')
     const since = query.changedAfter === null ? null : deps.changes.decode(caller.organisationId, query.changedAfter)
     // A connection of its own: the export's snapshot must not hold back the organisation's pages.

@@ -1,7 +1,7 @@
-import type { Caller } from '../admission/caller.ts'
 import type { ChangesTokenCodec } from '../changes/token.ts'
 import { readChangeWindow } from '../changes/window.ts'
 import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
+import { jsonResponse, type AdmittedContext } from '../http/context.ts'
 import type { TenantPool } from '../tenant/pool.ts'
 import { inSnapshot, withTenant } from '../tenant/read.ts'
 import type { CursorCodec } from './cursor.ts'
@@ -13,18 +13,12 @@ export interface TicketPage {
   nextCursor: string | null
 }
 
-/** A page and the headers that go with it (X-Changes-Token on a file with change tracking). */
-export interface TicketPageAnswer {
-  body: TicketPage
-  headers: Record<string, string>
-}
-
 /**
  * GET /v1/tickets: one keyset page in (createdAt, id) order; `nextCursor` null exactly at the end.
  * The page's rows and its X-Changes-Token are read in one snapshot (docs/api.md#loading-incrementally).
  */
 export function ticketsHandler(pool: TenantPool, cursors: CursorCodec, changes: ChangesTokenCodec) {
-  return (caller: Caller, params: URLSearchParams): TicketPageAnswer => {
+  return ({ caller, params }: AdmittedContext): Response => {
     const query = parseTicketQuery(params, 'page')
     // changedAfter first: a cursor is bound to it, so a wrong token would otherwise be reported as a wrong cursor.
     const since = query.changedAfter === null ? null : changes.decode(caller.organisationId, query.changedAfter)
@@ -36,12 +30,11 @@ export function ticketsHandler(pool: TenantPool, cursors: CursorCodec, changes: 
       }),
     )
     const last = rows[rows.length - 1]
-    return {
-      body: {
-        items: rows,
-        nextCursor: hasMore && last ? cursors.encode(caller.organisationId, query, { createdAt: last.createdAt, id: last.id }) : null,
-      },
-      headers: token === null ? {} : { [CHANGES_TOKEN_HEADER]: token },
+    const page: TicketPage = {
+      items: rows,
+      nextCursor: hasMore && last ? cursors.encode(caller.organisationId, query, { createdAt: last.createdAt, id: last.id }) : null,
     }
+    // X-Changes-Token on a file with change tracking.
+    return jsonResponse(page, token === null ? {} : { [CHANGES_TOKEN_HEADER]: token })
   }
 }
