@@ -1,11 +1,9 @@
-import { SQLiteError } from 'bun:sqlite'
 import type { ChangesTokenCodec } from '../changes/token.ts'
-import { readChangeWindow, type ChangeWindow } from '../changes/window.ts'
+import { readChangeWindow } from '../changes/window.ts'
 import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
 import type { Logger } from '../logger.ts'
 import type { AdmittedContext } from '../http/context.ts'
 import type { TenantPool } from '../tenant/pool.ts'
-import { beginSnapshot, endSnapshot } from '../tenant/read.ts'
 import { exportFileName } from '../contract/instant.ts'
 import { parseTicketQuery } from '../tickets/query.ts'
 import { acceptsGzip } from './accept-encoding.ts'
@@ -25,26 +23,18 @@ export interface ExportDeps {
  * GET /v1/exports/tickets.csv: every check (query, changedAfter, tenant file, the statement and
  * its first row) happens before the response starts; then the CSV streams, gzip-compressed on
  * the fly when the client accepts it. The X-Changes-Token and the rows are read in one read
- * transaction (docs/api.md#loading-incrementally), which the stream ends with its statement.
+ * snapshot (docs/api.md#loading-incrementally), which the stream closes when it ends.
  */
 export function exportHandler(deps: ExportDeps) {
   return ({ caller, params, request, id: requestId }: AdmittedContext): Response => {
     const query = parseTicketQuery(params, 'export')
     const since = query.changedAfter === null ? null : deps.changes.decode(caller.organisationId, query.changedAfter)
     // A connection of its own: the export's snapshot must not hold back the organisation's pages.
-    const lease = deps.pool.acquireOwn(caller.organisationId)
-    let window: ChangeWindow
-    try {
-      beginSnapshot(lease)
-      window = readChangeWindow(lease, deps.changes, since)
-    } catch (error) {
-      endSnapshot(lease)
-      lease.release()
-      throw error instanceof SQLiteError ? lease.fail(error) : error
-    }
+    const snapshot = deps.pool.openSnapshot(caller.organisationId, { requestId, own: true })
+    const window = snapshot.read((lease) => readChangeWindow(lease, deps.changes, since))
     const startedAt = performance.now()
     const csv = createCsvExportStream({
-      lease,
+      snapshot,
       query,
       sinceVersion: window.sinceVersion,
       demo: caller.demo,

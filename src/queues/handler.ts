@@ -6,8 +6,8 @@ import { listLocations } from './service.ts'
 
 /** GET /v1/queues: takes no parameters (any is 400), returns every location with its queues. */
 export function queuesHandler(pool: TenantPool) {
-  return ({ caller, params }: AdmittedContext): Response => {
+  return ({ caller, params, id }: AdmittedContext): Response => {
     for (const [name] of params) throw invalidParam(name, `GET /v1/queues takes no query parameters; got '${name.slice(0, 40)}'.`)
-    return jsonResponse({ locations: withTenant(pool, caller.organisationId, listLocations) })
+    return jsonResponse({ locations: withTenant(pool, { organisationId: caller.organisationId, requestId: id }, listLocations) })
   }
 }

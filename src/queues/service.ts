@@ -1,7 +1,7 @@
 import { asc } from 'drizzle-orm'
 import { QueryBuilder } from 'drizzle-orm/sqlite-core'
 import { locations, queues } from '../tenant/schema.ts'
-import type { TenantLease } from '../tenant/pool.ts'
+import type { TenantLease } from '../tenant/lease.ts'
 
 export interface QueueView {
   id: string

@@ -3,7 +3,7 @@ import { readChangeWindow } from '../changes/window.ts'
 import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
 import { jsonResponse, type AdmittedContext } from '../http/context.ts'
 import type { TenantPool } from '../tenant/pool.ts'
-import { inSnapshot, withTenant } from '../tenant/read.ts'
+import { inSnapshot } from '../tenant/read.ts'
 import type { CursorCodec } from './cursor.ts'
 import { parseTicketQuery } from './query.ts'
 import { readTicketPage, type TicketRow } from './repository.ts'
@@ -18,17 +18,15 @@ export interface TicketPage {
  * The page's rows and its X-Changes-Token are read in one snapshot (docs/api.md#loading-incrementally).
  */
 export function ticketsHandler(pool: TenantPool, cursors: CursorCodec, changes: ChangesTokenCodec) {
-  return ({ caller, params }: AdmittedContext): Response => {
+  return ({ caller, params, id }: AdmittedContext): Response => {
     const query = parseTicketQuery(params, 'page')
     // changedAfter first: a cursor is bound to it, so a wrong token would otherwise be reported as a wrong cursor.
     const since = query.changedAfter === null ? null : changes.decode(caller.organisationId, query.changedAfter)
     const after = query.cursor === null ? null : cursors.decode(caller.organisationId, query, query.cursor)
-    const { rows, hasMore, token } = withTenant(pool, caller.organisationId, (lease) =>
-      inSnapshot(lease, () => {
-        const window = readChangeWindow(lease, changes, since)
-        return { ...readTicketPage(lease, query, after, window.sinceVersion), token: window.token }
-      }),
-    )
+    const { rows, hasMore, token } = inSnapshot(pool, { organisationId: caller.organisationId, requestId: id }, (lease) => {
+      const window = readChangeWindow(lease, changes, since)
+      return { ...readTicketPage(lease, query, after, window.sinceVersion), token: window.token }
+    })
     const last = rows[rows.length - 1]
     const page: TicketPage = {
       items: rows,

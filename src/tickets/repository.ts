@@ -1,8 +1,7 @@
-import type { Statement } from 'bun:sqlite'
 import { and, asc, eq, gt, gte, lt, sql, type SQL } from 'drizzle-orm'
 import { QueryBuilder, type SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { ticketChanges, tickets } from '../tenant/schema.ts'
-import type { TenantLease } from '../tenant/pool.ts'
+import type { TenantLease } from '../tenant/lease.ts'
 import type { TicketQuery } from './query.ts'
 import type { CursorPosition } from './cursor.ts'
 import type { Ticket } from '../contract/schemas.ts'
@@ -155,8 +154,8 @@ export function readTicketPage(lease: TenantLease, query: TicketQuery, after: Cu
   return { rows, hasMore }
 }
 
-/** A statement of its own for a streamed export (not the cached one: a second use would reset it). */
-export function prepareTicketExport(lease: TenantLease, query: TicketQuery, sinceVersion: number | null = null): { statement: Statement; values: (string | number)[] } {
+/** The SQL and values of a streamed export: the whole range, no cursor, no limit. */
+export function ticketExportQuery(query: TicketQuery, sinceVersion: number | null = null): { sql: string; values: (string | number)[] } {
   const compiledQuery = compileTicketQuery(query, { afterCursor: false, withLimit: false, changedAfter: sinceVersion !== null })
-  return { statement: lease.db.prepare(compiledQuery.sql), values: bindValues(compiledQuery, query, { sinceVersion }) }
+  return { sql: compiledQuery.sql, values: bindValues(compiledQuery, query, { sinceVersion }) }
 }
