@@ -8,6 +8,7 @@ import { TenantPool } from './tenant/pool.ts'
 import type { Limits } from './limits/embedded.ts'
 import { configuredLimits } from './limits/configured.ts'
 import { CursorCodec } from './tickets/cursor.ts'
+import { TicketQueries } from './tickets/repository.ts'
 import { ChangesTokenCodec } from './changes/token.ts'
 import { createGate } from './admission/gate.ts'
 import { createPipeline, type RequestObserver } from './http/pipeline.ts'
@@ -66,6 +67,7 @@ export function createApp(deps: AppDeps): App {
   const cursors = new CursorCodec(store.cursorSigningKey())
   // One key signs both; each signs under its own tag (see crypto/signature.ts).
   const changes = new ChangesTokenCodec(store.cursorSigningKey())
+  const tickets = new TicketQueries()
   const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger })
   let activeExports = 0
 
@@ -75,9 +77,10 @@ export function createApp(deps: AppDeps): App {
     ...v1Routes({
       gate,
       queues: queuesHandler(pool),
-      tickets: ticketsHandler(pool, cursors, changes),
+      tickets: ticketsHandler(pool, tickets, cursors, changes),
       exportCsv: exportHandler({
         pool,
+        tickets,
         changes,
         stallTimeoutMs: config.exportStallTimeoutMs,
         logger,

@@ -1,6 +1,5 @@
 import type { TenantSnapshot } from '../tenant/snapshot.ts'
-import type { TicketQuery } from '../tickets/query.ts'
-import { ticketExportQuery, type TicketRow } from '../tickets/repository.ts'
+import type { TicketRow } from '../tickets/repository.ts'
 import { csvHeader, csvLine } from './csv-format.ts'
 
 export type ExportOutcome = 'complete' | 'cancelled' | 'stalled' | 'failed'
@@ -12,9 +11,8 @@ export interface ExportStreamOptions {
    * in it and closes it, however the export ends.
    */
   snapshot: TenantSnapshot
-  query: TicketQuery
-  /** changedAfter: only tickets inserted or changed after this version of the change log. */
-  sinceVersion?: number | null
+  /** The export's query, its SQL and values (TicketQueries.exportQuery). */
+  select: { sql: string; values: readonly (string | number)[] }
   demo: boolean
   /** A reader that takes nothing for this long loses its export (the statement is released). */
   stallTimeoutMs: number
@@ -51,10 +49,9 @@ interface DirectController {
  * aborts the response, so the client sees a truncated transfer, never a file that looks complete.
  */
 export function createCsvExportStream(options: ExportStreamOptions): ReadableStream<string> {
-  const { snapshot, query, sinceVersion = null, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd } = options
+  const { snapshot, select, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd } = options
   // A failure here closes the snapshot and throws: 503 for a file that broke, a bug of ours as itself (500).
-  const { sql, values } = ticketExportQuery(query, sinceVersion)
-  snapshot.iterate(sql, values)
+  snapshot.iterate(select.sql, select.values)
   let next = snapshot.next()
 
   let rowCount = 0

@@ -6,11 +6,13 @@ import type { AdmittedContext } from '../http/context.ts'
 import type { TenantPool } from '../tenant/pool.ts'
 import { exportFileName } from '../contract/instant.ts'
 import { parseTicketQuery } from '../tickets/query.ts'
+import type { TicketQueries } from '../tickets/repository.ts'
 import { acceptsGzip } from './accept-encoding.ts'
 import { createCsvExportStream, type ExportOutcome } from './csv-stream.ts'
 
 export interface ExportDeps {
   pool: TenantPool
+  tickets: TicketQueries
   changes: ChangesTokenCodec
   stallTimeoutMs: number
   logger: Logger
@@ -35,8 +37,7 @@ export function exportHandler(deps: ExportDeps) {
     const startedAt = performance.now()
     const csv = createCsvExportStream({
       snapshot,
-      query,
-      sinceVersion: window.sinceVersion,
+      select: deps.tickets.exportQuery(query, window.sinceVersion),
       demo: caller.demo,
       stallTimeoutMs: deps.stallTimeoutMs,
       onEnd: (outcome, stats) => {

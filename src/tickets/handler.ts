@@ -6,7 +6,7 @@ import type { TenantPool } from '../tenant/pool.ts'
 import { inSnapshot } from '../tenant/read.ts'
 import type { CursorCodec } from './cursor.ts'
 import { parseTicketQuery } from './query.ts'
-import { readTicketPage, type TicketRow } from './repository.ts'
+import type { TicketQueries, TicketRow } from './repository.ts'
 
 export interface TicketPage {
   items: TicketRow[]
@@ -17,7 +17,7 @@ export interface TicketPage {
  * GET /v1/tickets: one keyset page in (createdAt, id) order; `nextCursor` null exactly at the end.
  * The page's rows and its X-Changes-Token are read in one snapshot (docs/api.md#loading-incrementally).
  */
-export function ticketsHandler(pool: TenantPool, cursors: CursorCodec, changes: ChangesTokenCodec) {
+export function ticketsHandler(pool: TenantPool, tickets: TicketQueries, cursors: CursorCodec, changes: ChangesTokenCodec) {
   return ({ caller, params, id }: AdmittedContext): Response => {
     const query = parseTicketQuery(params, 'page')
     // changedAfter first: a cursor is bound to it, so a wrong token would otherwise be reported as a wrong cursor.
@@ -25,7 +25,7 @@ export function ticketsHandler(pool: TenantPool, cursors: CursorCodec, changes: 
     const after = query.cursor === null ? null : cursors.decode(caller.organisationId, query, query.cursor)
     const { rows, hasMore, token } = inSnapshot(pool, { organisationId: caller.organisationId, requestId: id }, (lease) => {
       const window = readChangeWindow(lease, changes, since)
-      return { ...readTicketPage(lease, query, after, window.sinceVersion), token: window.token }
+      return { ...tickets.readPage(lease, query, after, window.sinceVersion), token: window.token }
     })
     const last = rows[rows.length - 1]
     const page: TicketPage = {

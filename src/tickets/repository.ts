@@ -40,9 +40,6 @@ interface CompiledQuery {
   params: ParamName[]
 }
 
-const builder = new QueryBuilder()
-const compiled = new Map<string, CompiledQuery>()
-
 /**
  * A filter on one column: absent, one value (`=`, which lets the planner walk a
  * (column, created_at, id) index in order), or several (a JSON array probed with json_each, so
@@ -73,14 +70,11 @@ export interface QueryShape {
 }
 
 /**
- * Builds (once per shape) the keyset query: rows of [from, to) matching the filters, after the
- * cursor position, in (created_at, id) order.
+ * Builds the keyset query: rows of [from, to) matching the filters, after the cursor position,
+ * in (created_at, id) order. Its text depends only on the query's shape (see `shapeKey`).
  */
 export function compileTicketQuery(query: TicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): CompiledQuery {
-  const shapes = [filterShape(query.queueIds), filterShape(query.locationIds), filterShape(query.statuses)] as const
-  const key = `${shapes.join(',')}|${afterCursor}|${withLimit}|${changedAfter}`
-  let result = compiled.get(key)
-  if (result) return result
+  const shapes = filterShapes(query)
 
   // changedAfter reads the change log alone, which holds each changed ticket's served columns
   // as of its latest change (kept equal to the ticket's in the writer's transaction, see
@@ -102,18 +96,25 @@ export function compileTicketQuery(query: TicketQuery, { afterCursor, withLimit,
     filterCondition(table.locationId, 'locationId', shapes[1]),
     filterCondition(table.status, 'status', shapes[2]),
   ]
-  const select = builder
+  const select = new QueryBuilder()
     .select(servedColumns(table))
     .from(table)
     .where(and(...conditions))
     .orderBy(asc(table.createdAt), asc(table.id))
   const built = withLimit ? select.limit(sql.placeholder('limit')).toSQL() : select.toSQL()
-  result = {
+  return {
     sql: built.sql,
     params: built.params.map((param) => (param as { name: ParamName }).name),
   }
-  compiled.set(key, result)
-  return result
+}
+
+function filterShapes(query: TicketQuery) {
+  return [filterShape(query.queueIds), filterShape(query.locationIds), filterShape(query.statuses)] as const
+}
+
+/** What the SQL of `compileTicketQuery` depends on. */
+function shapeKey(query: TicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): string {
+  return `${filterShapes(query).join(',')}|${afterCursor}|${withLimit}|${changedAfter}`
 }
 
 /** What a query binds besides its own values: the cursor position, the page size, the changedAfter version. */
@@ -141,21 +142,39 @@ export function bindValues(compiledQuery: CompiledQuery, query: TicketQuery, { a
 }
 
 /**
- * One page: up to `limit` rows after `after`, and whether another matching row exists; with a
- * `sinceVersion`, only tickets inserted or changed after that version of the change log.
+ * The ticket reads of the API, each query shape built once (by drizzle, which costs more than
+ * the short page query it builds) and kept for the life of the app that made this.
  */
-export function readTicketPage(lease: TenantLease, query: TicketQuery, after: CursorPosition | null, sinceVersion: number | null = null): { rows: TicketRow[]; hasMore: boolean } {
-  const compiledQuery = compileTicketQuery(query, { afterCursor: after !== null, withLimit: true, changedAfter: sinceVersion !== null })
-  const statement = lease.statement(compiledQuery.sql)
-  // One extra row tells whether a next page exists without a second query.
-  const rows = statement.all(...bindValues(compiledQuery, query, { after, limit: query.limit + 1, sinceVersion })) as TicketRow[]
-  const hasMore = rows.length > query.limit
-  if (hasMore) rows.length = query.limit
-  return { rows, hasMore }
-}
+export class TicketQueries {
+  private readonly compiled = new Map<string, CompiledQuery>()
 
-/** The SQL and values of a streamed export: the whole range, no cursor, no limit. */
-export function ticketExportQuery(query: TicketQuery, sinceVersion: number | null = null): { sql: string; values: (string | number)[] } {
-  const compiledQuery = compileTicketQuery(query, { afterCursor: false, withLimit: false, changedAfter: sinceVersion !== null })
-  return { sql: compiledQuery.sql, values: bindValues(compiledQuery, query, { sinceVersion }) }
+  /**
+   * One page: up to `limit` rows after `after`, and whether another matching row exists; with a
+   * `sinceVersion`, only tickets inserted or changed after that version of the change log.
+   */
+  readPage(lease: TenantLease, query: TicketQuery, after: CursorPosition | null, sinceVersion: number | null = null): { rows: TicketRow[]; hasMore: boolean } {
+    const compiledQuery = this.compile(query, { afterCursor: after !== null, withLimit: true, changedAfter: sinceVersion !== null })
+    const statement = lease.statement(compiledQuery.sql)
+    // One extra row tells whether a next page exists without a second query.
+    const rows = statement.all(...bindValues(compiledQuery, query, { after, limit: query.limit + 1, sinceVersion })) as TicketRow[]
+    const hasMore = rows.length > query.limit
+    if (hasMore) rows.length = query.limit
+    return { rows, hasMore }
+  }
+
+  /** The SQL and values of a streamed export: the whole range, no cursor, no limit. */
+  exportQuery(query: TicketQuery, sinceVersion: number | null = null): { sql: string; values: (string | number)[] } {
+    const compiledQuery = this.compile(query, { afterCursor: false, withLimit: false, changedAfter: sinceVersion !== null })
+    return { sql: compiledQuery.sql, values: bindValues(compiledQuery, query, { sinceVersion }) }
+  }
+
+  private compile(query: TicketQuery, shape: QueryShape): CompiledQuery {
+    const key = shapeKey(query, shape)
+    let result = this.compiled.get(key)
+    if (!result) {
+      result = compileTicketQuery(query, shape)
+      this.compiled.set(key, result)
+    }
+    return result
+  }
 }

@@ -10,6 +10,7 @@ import { tempDataDir, openTenant } from '../support/harness.ts'
 import { writeStructure } from '../support/fixtures.ts'
 import { parseTicketQuery } from '../../src/tickets/query.ts'
 import { createCsvExportStream } from '../../src/export/csv-stream.ts'
+import { TicketQueries } from '../../src/tickets/repository.ts'
 
 const openFds = () => readdirSync('/proc/self/fd').length
 
@@ -147,7 +148,7 @@ describe('an export that fails before its first byte', () => {
     const snapshot = ctx.pool.openSnapshot(id, { own: true })
     let thrown: unknown
     try {
-      createCsvExportStream({ snapshot, query: broken, demo: false, stallTimeoutMs: 60_000 })
+      createCsvExportStream({ snapshot, select: new TicketQueries().exportQuery(broken), demo: false, stallTimeoutMs: 60_000 })
     } catch (error) {
       thrown = error
     }
