@@ -5,8 +5,8 @@ import type { Logger } from './logger.ts'
 import { ControlStore } from './control/store.ts'
 import { LastUsedRecorder } from './control/last-used.ts'
 import { TenantPool } from './tenant/pool.ts'
-import type { Limits } from './limits/embedded.ts'
-import { configuredLimits } from './limits/configured.ts'
+import type { Limits } from './limits/types.ts'
+import { createLimits } from './limits/index.ts'
 import { CursorCodec } from './tickets/cursor.ts'
 import { TicketQueries } from './tickets/repository.ts'
 import { ChangesTokenCodec } from './changes/token.ts'
@@ -62,7 +62,7 @@ export function createApp(deps: AppDeps): App {
   // Writes wait only briefly for another process's lock; the demo quota retries without blocking.
   const store = new ControlStore(config.dataDir, { busyTimeoutMs: 20 })
   const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger })
-  const limits = (deps.limits ?? configuredLimits(config))(store, clock)
+  const limits = deps.limits ? deps.limits(store, clock) : createLimits(config, { store, clock })
   const lastUsed = new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
   const cursors = new CursorCodec(store.cursorSigningKey())
   // One key signs both; each signs under its own tag (see crypto/signature.ts).
