@@ -65,7 +65,7 @@ export function createApp(deps: AppDeps): App {
   const limits = deps.limits ? deps.limits(store, clock) : createLimits(config, { store, clock })
   const lastUsed = new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
   const cursors = new CursorCodec(store.cursorSigningKey())
-  // One key signs both; each signs under its own tag (see crypto/signature.ts).
+  // One key signs both; each signs under its own tag (see crypto/signed-value.ts).
   const changes = new ChangesTokenCodec(store.cursorSigningKey())
   const tickets = new TicketQueries()
   const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger })
