@@ -1,5 +1,5 @@
 import type { TenantSnapshot } from '../tenant/snapshot.ts'
-import type { TicketRow } from '../tickets/repository.ts'
+import type { Ticket } from '../contract/schemas.ts'
 import { csvHeader, csvLine } from './csv-format.ts'
 
 export type ExportOutcome = 'complete' | 'cancelled' | 'stalled' | 'failed'
@@ -88,7 +88,7 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
   const nextChunk = (header: boolean): string => {
     let text = header ? csvHeader(demo) : ''
     while (!next.done && text.length < chunkBytes) {
-      text += csvLine(next.value as TicketRow, demo)
+      text += csvLine(next.value as Ticket, demo)
       rowCount++
       next = snapshot.next()
     }

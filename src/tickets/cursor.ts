@@ -1,6 +1,6 @@
 import { SignedValueCodec, type SignedValueKind } from '../crypto/signed-value.ts'
 import { invalidParam } from '../errors/api-error.ts'
-import type { TicketQuery } from './query.ts'
+import type { ParsedTicketQuery } from './query.ts'
 
 /** Position of the last row of a page: the keyset (createdAt, id). */
 export interface CursorPosition {
@@ -28,12 +28,12 @@ export class CursorCodec {
     this.codec = new SignedValueCodec(signingKey)
   }
 
-  encode(organisationId: string, query: TicketQuery, position: CursorPosition): string {
+  encode(organisationId: string, query: ParsedTicketQuery, position: CursorPosition): string {
     return this.codec.encode(cursorKind(organisationId, query), [position.createdAt, position.id])
   }
 
   /** The position carried by `cursor`; throws 400 `param: cursor` unless it belongs to this query. */
-  decode(organisationId: string, query: TicketQuery, cursor: string): CursorPosition {
+  decode(organisationId: string, query: ParsedTicketQuery, cursor: string): CursorPosition {
     const decoded = this.codec.decode(cursorKind(organisationId, query), cursor)
     // A signed payload that does not parse is still not a cursor of ours.
     if (!decoded.ok || !isPosition(decoded.fields)) throw invalidCursor()
@@ -42,7 +42,7 @@ export class CursorCodec {
 }
 
 /** A cursor is signed for one organisation and one query. */
-function cursorKind(organisationId: string, query: TicketQuery): SignedValueKind {
+function cursorKind(organisationId: string, query: ParsedTicketQuery): SignedValueKind {
   return {
     maxLength: MAX_CURSOR_LENGTH,
     signedText: (payload) => {

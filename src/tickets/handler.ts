@@ -6,12 +6,8 @@ import type { TenantPool } from '../tenant/pool.ts'
 import { inSnapshot } from '../tenant/read.ts'
 import type { CursorCodec } from './cursor.ts'
 import { parseTicketQuery } from './query.ts'
-import type { TicketQueries, TicketRow } from './repository.ts'
-
-export interface TicketPage {
-  items: TicketRow[]
-  nextCursor: string | null
-}
+import type { TicketQueries } from './repository.ts'
+import type { TicketPage } from '../contract/schemas.ts'
 
 /**
  * GET /v1/tickets: one keyset page in (createdAt, id) order; `nextCursor` null exactly at the end.

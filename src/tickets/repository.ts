@@ -2,13 +2,10 @@ import { and, asc, eq, gt, gte, lt, sql, type SQL } from 'drizzle-orm'
 import { QueryBuilder, type SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { ticketChanges, tickets } from '../tenant/schema.ts'
 import type { TenantLease } from '../tenant/lease.ts'
-import type { TicketQuery } from './query.ts'
+import type { ParsedTicketQuery } from './query.ts'
 import type { CursorPosition } from './cursor.ts'
 import type { Ticket } from '../contract/schemas.ts'
 import type { TicketField } from '../contract/vocabulary.ts'
-
-/** A ticket as served: the contract's 12 fields (src/contract/), in the contract's order. */
-export type TicketRow = Ticket
 
 /**
  * The columns of a served ticket, aliased to the contract's names, in TICKET_FIELDS order (the
@@ -73,7 +70,7 @@ export interface QueryShape {
  * Builds the keyset query: rows of [from, to) matching the filters, after the cursor position,
  * in (created_at, id) order. Its text depends only on the query's shape (see `shapeKey`).
  */
-export function compileTicketQuery(query: TicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): CompiledQuery {
+export function compileTicketQuery(query: ParsedTicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): CompiledQuery {
   const shapes = filterShapes(query)
 
   // changedAfter reads the change log alone, which holds each changed ticket's served columns
@@ -108,12 +105,12 @@ export function compileTicketQuery(query: TicketQuery, { afterCursor, withLimit,
   }
 }
 
-function filterShapes(query: TicketQuery) {
+function filterShapes(query: ParsedTicketQuery) {
   return [filterShape(query.queueIds), filterShape(query.locationIds), filterShape(query.statuses)] as const
 }
 
 /** What the SQL of `compileTicketQuery` depends on. */
-function shapeKey(query: TicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): string {
+function shapeKey(query: ParsedTicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): string {
   return `${filterShapes(query).join(',')}|${afterCursor}|${withLimit}|${changedAfter}`
 }
 
@@ -125,7 +122,7 @@ export interface Bindings {
 }
 
 /** The values to bind, in the compiled order. */
-export function bindValues(compiledQuery: CompiledQuery, query: TicketQuery, { after = null, limit, sinceVersion = null }: Bindings = {}): (string | number)[] {
+export function bindValues(compiledQuery: CompiledQuery, query: ParsedTicketQuery, { after = null, limit, sinceVersion = null }: Bindings = {}): (string | number)[] {
   const list = (values: readonly string[]) => (values.length === 1 ? values[0]! : JSON.stringify(values))
   const values: Record<ParamName, string | number | undefined> = {
     from: query.from,
@@ -152,23 +149,23 @@ export class TicketQueries {
    * One page: up to `limit` rows after `after`, and whether another matching row exists; with a
    * `sinceVersion`, only tickets inserted or changed after that version of the change log.
    */
-  readPage(lease: TenantLease, query: TicketQuery, after: CursorPosition | null, sinceVersion: number | null = null): { rows: TicketRow[]; hasMore: boolean } {
+  readPage(lease: TenantLease, query: ParsedTicketQuery, after: CursorPosition | null, sinceVersion: number | null = null): { rows: Ticket[]; hasMore: boolean } {
     const compiledQuery = this.compile(query, { afterCursor: after !== null, withLimit: true, changedAfter: sinceVersion !== null })
     const statement = lease.statement(compiledQuery.sql)
     // One extra row tells whether a next page exists without a second query.
-    const rows = statement.all(...bindValues(compiledQuery, query, { after, limit: query.limit + 1, sinceVersion })) as TicketRow[]
+    const rows = statement.all(...bindValues(compiledQuery, query, { after, limit: query.limit + 1, sinceVersion })) as Ticket[]
     const hasMore = rows.length > query.limit
     if (hasMore) rows.length = query.limit
     return { rows, hasMore }
   }
 
   /** The SQL and values of a streamed export: the whole range, no cursor, no limit. */
-  exportQuery(query: TicketQuery, sinceVersion: number | null = null): { sql: string; values: (string | number)[] } {
+  exportQuery(query: ParsedTicketQuery, sinceVersion: number | null = null): { sql: string; values: (string | number)[] } {
     const compiledQuery = this.compile(query, { afterCursor: false, withLimit: false, changedAfter: sinceVersion !== null })
     return { sql: compiledQuery.sql, values: bindValues(compiledQuery, query, { sinceVersion }) }
   }
 
-  private compile(query: TicketQuery, shape: QueryShape): CompiledQuery {
+  private compile(query: ParsedTicketQuery, shape: QueryShape): CompiledQuery {
     const key = shapeKey(query, shape)
     let result = this.compiled.get(key)
     if (!result) {
