@@ -69,7 +69,6 @@ export function createApp(deps: AppDeps): App {
   const changes = new ChangesTokenCodec(store.cursorSigningKey())
   const tickets = new TicketQueries()
   const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger })
-  let activeExports = 0
 
   const pipeline = createPipeline({ logger, observers: [accessLog(logger), ...(deps.observers ?? [])] })
   const routes = [
@@ -84,8 +83,6 @@ export function createApp(deps: AppDeps): App {
         changes,
         stallTimeoutMs: config.exportStallTimeoutMs,
         logger,
-        onStart: () => activeExports++,
-        onEnd: () => activeExports--,
       }),
     }),
   ]
@@ -93,7 +90,7 @@ export function createApp(deps: AppDeps): App {
   // The pages answer with whole responses of their own; the pipeline's hooks apply to them as well.
   pipeline.mount(webRoutes({ ratePerMinute: config.rateLimitPerMinute, demoPerDay: config.demoDailyQuota }))
 
-  const inFlight = () => pipeline.active() + activeExports
+  const inFlight = () => pipeline.active()
   let server: Server<undefined> | undefined
 
   return {

@@ -8,7 +8,7 @@ import { exportFileName } from '../contract/instant.ts'
 import { parseTicketQuery } from '../tickets/query.ts'
 import type { TicketQueries } from '../tickets/repository.ts'
 import { acceptsGzip } from './accept-encoding.ts'
-import { createCsvExportStream, type ExportOutcome } from './csv-stream.ts'
+import { createCsvExportStream } from './csv-stream.ts'
 
 export interface ExportDeps {
   pool: TenantPool
@@ -16,9 +16,6 @@ export interface ExportDeps {
   changes: ChangesTokenCodec
   stallTimeoutMs: number
   logger: Logger
-  /** Told when an export starts and ends, so shutdown can wait for running ones. */
-  onStart?: () => void
-  onEnd?: (outcome: ExportOutcome) => void
 }
 
 /**
@@ -28,13 +25,16 @@ export interface ExportDeps {
  * snapshot (docs/api.md#loading-incrementally), which the stream closes when it ends.
  */
 export function exportHandler(deps: ExportDeps) {
-  return ({ caller, params, request, id: requestId }: AdmittedContext): Response => {
+  return (context: AdmittedContext): Response => {
+    const { caller, params, request, id: requestId } = context
     const query = parseTicketQuery(params, 'export')
     const since = query.changedAfter === null ? null : deps.changes.decode(caller.organisationId, query.changedAfter)
     // A connection of its own: the export's snapshot must not hold back the organisation's pages.
     const snapshot = deps.pool.openSnapshot(caller.organisationId, { requestId, own: true })
     const window = snapshot.read((lease) => readChangeWindow(lease, deps.changes, since))
     const startedAt = performance.now()
+    let bodyEnded!: () => void
+    const ended = new Promise<void>((resolve) => (bodyEnded = resolve))
     const csv = createCsvExportStream({
       snapshot,
       select: deps.tickets.exportQuery(query, window.sinceVersion),
@@ -51,10 +51,12 @@ export function exportHandler(deps: ExportDeps) {
         }
         if (outcome === 'failed') deps.logger.error('export_failed', { ...fields, error: String(stats.error) })
         else deps.logger.info('export_ended', fields)
-        deps.onEnd?.(outcome)
+        bodyEnded()
       },
     })
-    deps.onStart?.()
+    // Only now that the stream exists (it ends, and calls onEnd, whatever happens): the pipeline
+    // counts the request in flight until then, so shutdown waits for running exports.
+    context.bodyEnded = ended
     const headers: Record<string, string> = {
       'Content-Type': 'text/csv; charset=utf-8',
       'Content-Disposition': `attachment; filename="${exportFileName(query.fromMs, query.toMs, caller.demo)}"`,

@@ -26,6 +26,12 @@ export interface RequestContext {
   readonly responseHeaders: Record<string, string>
   /** The response, once the pipeline has answered (http/pipeline.ts): a request is answered once. */
   response?: Response
+  /**
+   * Set by a handler whose response body goes on streaming after it is answered (a CSV
+   * export): settles when the body ends, however it ends. Until then the request counts as in
+   * flight (shutdown waits for it); an observer that needs the time to the last byte waits for it.
+   */
+  bodyEnded?: Promise<void>
 }
 
 /** A context whose token passed every check of the gate: what a /v1 handler receives. */

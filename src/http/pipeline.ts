@@ -11,7 +11,7 @@ export interface AnsweredRequest {
   response: Response
   /** The route that answered (its path as registered); null when none matched (404, 405, preflight). */
   route: string | null
-  /** Milliseconds from arrival to the response being ready (not to its last byte: an export streams on). */
+  /** Milliseconds from arrival to the response being ready; for a streamed export, `context.bodyEnded` settles at its last byte. */
   durationMs: number
 }
 
@@ -29,7 +29,7 @@ export interface Pipeline {
   mount(plugin: AnyElysia): void
   /** Answers one request: what the HTTP server calls. */
   fetch(request: Request): Promise<Response>
-  /** Requests being answered right now. */
+  /** Requests being answered right now, and answered ones whose body still streams (exports). */
   active(): number
 }
 
@@ -54,7 +54,8 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
   function answer(context: RequestContext, response: Response, route: string | null): Response {
     if (context.response) return context.response
     context.response = response
-    pending.delete(context)
+    if (context.bodyEnded) void context.bodyEnded.finally(() => pending.delete(context))
+    else pending.delete(context)
     for (const [name, value] of Object.entries(context.responseHeaders)) {
       if (!response.headers.has(name)) response.headers.set(name, value)
     }

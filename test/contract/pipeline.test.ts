@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
 import { startServer, type TestServer } from '../support/harness.ts'
+import { tenantFilePath } from '../../src/tenant/paths.ts'
 import type { AnsweredRequest } from '../../src/http/pipeline.ts'
 
 /**
@@ -64,6 +66,15 @@ describe('the request pipeline: observers of answered requests', () => {
     // Observers come after the access log line of the same request.
     const accessLine = server.logger.lines.map((line) => JSON.parse(line)).find((line) => line.event === 'request' && line.requestId === 'ok-1')
     expect(accessLine).toMatchObject({ status: 200, path: '/v1/queues' })
+    expect(server.app.inFlight()).toBe(0)
+  })
+
+  test('an export refused before its first byte leaves nothing in flight', async () => {
+    const { org, token: brokenToken } = server.organisation()
+    rmSync(tenantFilePath(server.dataDir, org.id))
+    const { response } = await answered('/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-10', { id: 'export-503', headers: { Authorization: `Bearer ${brokenToken}` } })
+    expect(response.status).toBe(503)
+    expect(seen.find((entry) => entry.context.id === 'export-503')!.context.bodyEnded).toBeUndefined()
     expect(server.app.inFlight()).toBe(0)
   })
 
