@@ -37,9 +37,9 @@ export interface Pipeline {
  * The one request pipeline (docs/architecture.md#the-path-of-a-request), every step an Elysia
  * hook on one instance:
  *
- * 1. onRequest makes the RequestContext, and answers at once what needs no route: 405 for a
- *    method other than GET (and HEAD) on a known path, 404 on an unknown one, the CORS preflight.
- *    Neither needs a token, neither counts.
+ * 1. onRequest makes the RequestContext, and answers at once a method other than GET (HEAD
+ *    included), which needs no route: the CORS preflight, 405 on a known path, 404 on an unknown
+ *    one. None needs a token, none counts.
  * 2. The route's handler gets the context and returns a Response.
  * 3. Anything thrown, Elysia's own errors (no route matched, validation) included, becomes the
  *    one error body in onError, through http/error-response.ts.
