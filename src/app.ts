@@ -20,6 +20,8 @@ import { v1Routes } from './http/v1-routes.ts'
 import { queuesHandler } from './queues/handler.ts'
 import { ticketsHandler } from './tickets/handler.ts'
 import { exportHandler } from './export/handler.ts'
+import { noMetrics, type MetricsRecorder } from './metrics/recorder.ts'
+import { recordRefusal } from './metrics/refusals.ts'
 
 export interface AppDeps {
   config: Config
@@ -31,6 +33,11 @@ export interface AppDeps {
    * in memory, the quota in control.sqlite
    */
   limits?: (store: ControlStore, clock: Clock) => Limits
+  /**
+   * Where the service's metrics go (docs/operations.md#metrics).
+   * @default nowhere (metrics off)
+   */
+  metrics?: MetricsRecorder
 }
 
 export interface App {
@@ -56,13 +63,15 @@ export function createApp(deps: AppDeps): App {
   const clock = deps.clock ?? systemClock
   // Writes wait only briefly for another process's lock; the demo quota retries without blocking.
   const store = new ControlStore(config.dataDir, { busyTimeoutMs: 20 })
-  const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger })
+  const metrics = deps.metrics ?? noMetrics
+  const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger, onOpen: () => metrics.tenantOpened() })
+  metrics.observeTenantPool(() => pool.stats().open)
   const limits = (deps.limits ?? configuredLimits(config))(store, clock)
   const lastUsed = new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
   const cursors = new CursorCodec(store.cursorSigningKey())
   // One key signs both; each signs under its own tag (see crypto/signature.ts).
   const changes = new ChangesTokenCodec(store.cursorSigningKey())
-  const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger })
+  const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger, onLimitsState: (up) => metrics.limitsBackendUp(up) })
   let activeExports = 0
 
   // Elysia finds the path by searching for '/' from index 11 by default, assuming a host of at
@@ -71,6 +80,7 @@ export function createApp(deps: AppDeps): App {
   const elysia = new Elysia({ handler: { standardHostname: false } })
     .onError(({ error, request }) => {
       const { id } = requestInfo(request)
+      recordRefusal(metrics, error)
       return errorResponse(toApiError(error, logger, id), id)
     })
     .use(systemRoutes({ store, limitsReady: () => gate.limitsReady() }))
@@ -85,13 +95,20 @@ export function createApp(deps: AppDeps): App {
           changes,
           stallTimeoutMs: config.exportStallTimeoutMs,
           logger,
-          onStart: () => activeExports++,
-          onEnd: () => activeExports--,
+          onStart: () => {
+            activeExports++
+            metrics.exportStarted()
+          },
+          onEnd: (_outcome, stats) => {
+            activeExports--
+            metrics.exportEnded(stats.rows, stats.bytes)
+            metrics.requestAnswered('export', 200, stats.seconds)
+          },
         }),
       }),
     )
 
-  const frame = createRequestFrame({ knownPaths: new Set(elysia.routes.map((route) => route.path)), handle: elysia.fetch, logger })
+  const frame = createRequestFrame({ knownPaths: new Set(elysia.routes.map((route) => route.path)), handle: elysia.fetch, logger, metrics })
   const inFlight = () => frame.active() + activeExports
   let server: Server<undefined> | undefined
 

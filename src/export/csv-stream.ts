@@ -24,9 +24,9 @@ export interface ExportStreamOptions {
   chunkBytes?: number
   /**
    * Called once, when the export ends in any way, after the statement and lease are released.
-   * `chars` counts UTF-16 code units of CSV text (equal to bytes for ASCII data).
+   * `chars` counts UTF-16 code units of CSV text, `bytes` its UTF-8 bytes (equal for ASCII data).
    */
-  onEnd?: (outcome: ExportOutcome, stats: { rows: number; chars: number; error?: unknown }) => void
+  onEnd?: (outcome: ExportOutcome, stats: { rows: number; chars: number; bytes: number; error?: unknown }) => void
 }
 
 /** Lets the event loop run I/O (other requests) before the next chunk; see `pull` below. */
@@ -73,6 +73,7 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
 
   let rowCount = 0
   let charCount = 0
+  let byteCount = 0
   let ended = false
   let lastProgress = Date.now()
   let controllerRef: DirectController | undefined
@@ -87,7 +88,7 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
       endSnapshot(lease)
     } finally {
       lease.release()
-      onEnd?.(outcome, { rows: rowCount, chars: charCount, error })
+      onEnd?.(outcome, { rows: rowCount, chars: charCount, bytes: byteCount, error })
     }
   }
 
@@ -113,6 +114,7 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
       next = rows.next()
     }
     charCount += text.length
+    byteCount += Buffer.byteLength(text, 'utf8')
     return text
   }
 

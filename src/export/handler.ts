@@ -9,6 +9,7 @@ import { beginSnapshot, endSnapshot } from '../tenant/read.ts'
 import { exportFileName } from '../contract/instant.ts'
 import { parseTicketQuery } from '../tickets/query.ts'
 import { acceptsGzip } from './accept-encoding.ts'
+import { requestInfo } from '../http/request-info.ts'
 import { createCsvExportStream, type ExportOutcome } from './csv-stream.ts'
 
 export interface ExportDeps {
@@ -18,7 +19,7 @@ export interface ExportDeps {
   logger: Logger
   /** Told when an export starts and ends, so shutdown can wait for running ones. */
   onStart?: () => void
-  onEnd?: (outcome: ExportOutcome) => void
+  onEnd?: (outcome: ExportOutcome, stats: { rows: number; bytes: number; seconds: number }) => void
 }
 
 /**
@@ -60,7 +61,7 @@ export function exportHandler(deps: ExportDeps) {
         }
         if (outcome === 'failed') deps.logger.error('export_failed', { ...fields, error: String(stats.error) })
         else deps.logger.info('export_ended', fields)
-        deps.onEnd?.(outcome)
+        deps.onEnd?.(outcome, { rows: stats.rows, bytes: stats.bytes, seconds: (performance.now() - requestInfo(request).startedAt) / 1000 })
       },
     })
     deps.onStart?.()

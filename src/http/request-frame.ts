@@ -4,6 +4,8 @@ import { errorResponse, notFound, toApiError } from './error-response.ts'
 import { beginRequest } from './request-info.ts'
 import { decorateResponse, preflightResponse } from './response-headers.ts'
 import { redactQuery } from './access-log.ts'
+import { operationOf, type MetricsRecorder } from '../metrics/recorder.ts'
+import { recordRefusal } from '../metrics/refusals.ts'
 
 export interface RequestFrame {
   /** Answers one request: what the HTTP server calls. */
@@ -18,8 +20,13 @@ export interface RequestFrame {
  * than GET (neither needs a token, neither counts), the CORS preflight; the headers every response
  * gets; anything thrown turned into the one error body; one access-log line.
  */
-export function createRequestFrame(options: { knownPaths: ReadonlySet<string>; handle: (request: Request) => Response | Promise<Response>; logger: Logger }): RequestFrame {
-  const { knownPaths, handle, logger } = options
+export function createRequestFrame(options: {
+  knownPaths: ReadonlySet<string>
+  handle: (request: Request) => Response | Promise<Response>
+  logger: Logger
+  metrics: MetricsRecorder
+}): RequestFrame {
+  const { knownPaths, handle, logger, metrics } = options
   let activeRequests = 0
 
   async function route(request: Request, path: string, requestId: string): Promise<Response> {
@@ -38,11 +45,16 @@ export function createRequestFrame(options: { knownPaths: ReadonlySet<string>; h
     try {
       response = await route(request, url.pathname, info.id)
     } catch (error) {
+      recordRefusal(metrics, error)
       response = errorResponse(toApiError(error, logger, info.id), info.id)
     } finally {
       activeRequests--
     }
     decorateResponse(response, info.id, { privateData: url.pathname.startsWith('/v1/') })
+    const operation = operationOf(url.pathname)
+    const seconds = (performance.now() - info.startedAt) / 1000
+    // An export that streams is counted when its stream ends (its duration is the whole stream).
+    if (!(operation === 'export' && response.status === 200)) metrics.requestAnswered(operation, response.status, seconds)
     logger.info('request', {
       requestId: info.id,
       method: request.method,
