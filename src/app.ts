@@ -99,10 +99,11 @@ export function createApp(deps: AppDeps): App {
             activeExports++
             metrics.exportStarted()
           },
-          onEnd: (_outcome, stats) => {
+          onChunk: (rows, bytes) => metrics.exportWrote(rows, bytes),
+          onEnd: (_outcome, seconds) => {
             activeExports--
-            metrics.exportEnded(stats.rows, stats.bytes)
-            metrics.requestAnswered('export', 200, stats.seconds)
+            metrics.exportEnded()
+            metrics.requestAnswered('export', 200, seconds)
           },
         }),
       }),

@@ -24,9 +24,11 @@ export interface ExportStreamOptions {
   chunkBytes?: number
   /**
    * Called once, when the export ends in any way, after the statement and lease are released.
-   * `chars` counts UTF-16 code units of CSV text, `bytes` its UTF-8 bytes (equal for ASCII data).
+   * `chars` counts UTF-16 code units of CSV text (equal to bytes for ASCII data).
    */
-  onEnd?: (outcome: ExportOutcome, stats: { rows: number; chars: number; bytes: number; error?: unknown }) => void
+  onEnd?: (outcome: ExportOutcome, stats: { rows: number; chars: number; error?: unknown }) => void
+  /** Told after each chunk is formatted: its rows and its UTF-8 bytes. */
+  onChunk?: (rows: number, bytes: number) => void
 }
 
 /** Lets the event loop run I/O (other requests) before the next chunk; see `pull` below. */
@@ -53,7 +55,7 @@ interface DirectController {
  * aborts the response, so the client sees a truncated transfer, never a file that looks complete.
  */
 export function createCsvExportStream(options: ExportStreamOptions): ReadableStream<string> {
-  const { lease, query, sinceVersion = null, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd } = options
+  const { lease, query, sinceVersion = null, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd, onChunk } = options
   let statement: Statement
   let rows: IterableIterator<unknown>
   let next: IteratorResult<unknown>
@@ -73,7 +75,6 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
 
   let rowCount = 0
   let charCount = 0
-  let byteCount = 0
   let ended = false
   let lastProgress = Date.now()
   let controllerRef: DirectController | undefined
@@ -88,7 +89,7 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
       endSnapshot(lease)
     } finally {
       lease.release()
-      onEnd?.(outcome, { rows: rowCount, chars: charCount, bytes: byteCount, error })
+      onEnd?.(outcome, { rows: rowCount, chars: charCount, error })
     }
   }
 
@@ -108,13 +109,14 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
   /** The next ~chunkBytes of CSV: the header first, then whole lines. */
   const nextChunk = (header: boolean): string => {
     let text = header ? csvHeader(demo) : ''
+    const rowsBefore = rowCount
     while (!next.done && text.length < chunkBytes) {
       text += csvLine(next.value as TicketRow, demo)
       rowCount++
       next = rows.next()
     }
     charCount += text.length
-    byteCount += Buffer.byteLength(text, 'utf8')
+    onChunk?.(rowCount - rowsBefore, Buffer.byteLength(text, 'utf8'))
     return text
   }
 

@@ -19,7 +19,9 @@ export interface ExportDeps {
   logger: Logger
   /** Told when an export starts and ends, so shutdown can wait for running ones. */
   onStart?: () => void
-  onEnd?: (outcome: ExportOutcome, stats: { rows: number; bytes: number; seconds: number }) => void
+  onEnd?: (outcome: ExportOutcome, seconds: number) => void
+  /** Told after each chunk of CSV: its rows and bytes. */
+  onChunk?: (rows: number, bytes: number) => void
 }
 
 /**
@@ -50,6 +52,7 @@ export function exportHandler(deps: ExportDeps) {
       sinceVersion: window.sinceVersion,
       demo: caller.demo,
       stallTimeoutMs: deps.stallTimeoutMs,
+      onChunk: deps.onChunk,
       onEnd: (outcome, stats) => {
         const fields = {
           requestId,
@@ -61,7 +64,7 @@ export function exportHandler(deps: ExportDeps) {
         }
         if (outcome === 'failed') deps.logger.error('export_failed', { ...fields, error: String(stats.error) })
         else deps.logger.info('export_ended', fields)
-        deps.onEnd?.(outcome, { rows: stats.rows, bytes: stats.bytes, seconds: (performance.now() - requestInfo(request).startedAt) / 1000 })
+        deps.onEnd?.(outcome, (performance.now() - requestInfo(request).startedAt) / 1000)
       },
     })
     deps.onStart?.()

@@ -110,10 +110,12 @@ export function createServiceMetrics(options: { version?: string } = {}): Servic
     exportStarted() {
       exportsInFlight.inc()
     },
-    exportEnded(rows: number, bytes: number) {
-      exportsInFlight.dec()
+    exportWrote(rows: number, bytes: number) {
       exportRows.inc(rows)
       exportBytes.inc(bytes)
+    },
+    exportEnded() {
+      exportsInFlight.dec()
     },
     limitRejected(reason: LimitRejection) {
       rejectionsOf.get(reason)!.inc()

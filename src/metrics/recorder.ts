@@ -35,8 +35,10 @@ export interface MetricsRecorder {
   requestAnswered(operation: Operation, status: number, seconds: number): void
   /** An export's stream began. */
   exportStarted(): void
-  /** An export's stream ended in any way, after `rows` rows and `bytes` bytes of CSV (before compression). */
-  exportEnded(rows: number, bytes: number): void
+  /** An export wrote `rows` more rows, `bytes` more bytes of CSV (before compression): told per chunk, so a long export shows progress. */
+  exportWrote(rows: number, bytes: number): void
+  /** An export's stream ended in any way. */
+  exportEnded(): void
   /** The limits refused a request. */
   limitRejected(reason: LimitRejection): void
   /** Whether the limits store answers: false while requests are refused because it does not (fail closed). */
@@ -53,6 +55,7 @@ export interface MetricsRecorder {
 export const noMetrics: MetricsRecorder = {
   requestAnswered() {},
   exportStarted() {},
+  exportWrote() {},
   exportEnded() {},
   limitRejected() {},
   limitsBackendUp() {},
