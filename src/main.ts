@@ -6,7 +6,7 @@ import { assertPortFree, isAddressInUse, PortInUseError } from './http/port-in-u
 import { ControlStore } from './control/store.ts'
 import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/workers.ts'
 import { shownUrl } from './server/shown-url.ts'
-import { loneServerMetrics, parentMetrics, workerMetrics } from './metrics/setup.ts'
+import { parentMetrics, serverMetrics } from './metrics/setup.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
 
@@ -39,9 +39,9 @@ const logger = createLogger(config.logLevel, sink.write)
 const urlOf = (port: number) => shownUrl(config.host, port)
 
 /** METRICS_PORT taken: refused like PORT, before the data directory is touched. */
-function listenForMetrics<T>(listen: () => T): T {
+function listenForMetrics(listen: () => unknown): void {
   try {
-    return listen()
+    listen()
   } catch (error) {
     if (!isAddressInUse(error)) throw error
     refuseToStart(`METRICS_PORT ${config.metricsPort} on ${config.metricsHost} is already in use by another process: stop it, or set METRICS_PORT to a free port`)
@@ -68,7 +68,7 @@ if (config.workers > 1 && worker === undefined) {
     },
   })
 }
-const metrics = worker === undefined ? loneServerMetrics(config, logger) : { recorder: workerMetrics(config, worker), listen: () => undefined }
+const metrics = serverMetrics(config, logger, worker)
 listenForMetrics(metrics.listen)
 const app = createApp({ config, logger, metrics: metrics.recorder })
 const sample = worker === undefined ? createSampleOrganisationIfEmpty(app.store, Date.now()) : null

@@ -38,15 +38,20 @@ export function answerScrapesFromParent(service: Registry, processMetrics: Regis
   if (!send) return // not started by a parent with a channel
   process.on('message', (message: unknown) => {
     if (!isScrapeRequest(message)) return
-    void Promise.all([service.getMetricsAsJSON(), processMetrics.getMetricsAsJSON()]).then(([own, perProcess]) => {
-      const answer: ScrapeAnswer = {
-        type: 'metrics',
-        id: message.id,
-        metrics: [...own, ...perProcess.map((metric) => ({ ...metric, aggregator: 'first' as const }))] as MetricJson[],
-      }
+    void Promise.all([service.getMetricsAsJSON(), perProcessJson(processMetrics)]).then(([own, perProcess]) => {
+      const answer: ScrapeAnswer = { type: 'metrics', id: message.id, metrics: [...own, ...perProcess] }
       send(answer)
     })
   })
+}
+
+/**
+ * A process's own metrics as JSON to combine with others: every series carries the process's
+ * `worker` label, so there is nothing to add up, only to keep ("first"; the library's own
+ * choice for some of them, "omit", would drop them).
+ */
+async function perProcessJson(registry: Registry): Promise<MetricJson[]> {
+  return (await registry.getMetricsAsJSON()).map((metric) => ({ ...metric, aggregator: 'first' }) as MetricJson)
 }
 
 function isScrapeRequest(message: unknown): message is ScrapeRequest {
@@ -70,8 +75,11 @@ export class WorkerMetrics {
   private retired: MetricJson[] = []
   private nextId = 1
 
-  /** @param answerTimeoutMs how long a scrape waits for a worker before it uses that worker's last answer */
-  constructor(private readonly answerTimeoutMs = 1000) {}
+  /**
+   * @param options.parentProcess the parent's own process metrics, included in every scrape
+   * @param options.answerTimeoutMs how long a scrape waits for a worker before it uses that worker's last answer
+   */
+  constructor(private readonly options: { parentProcess?: Registry; answerTimeoutMs?: number } = {}) {}
 
   /** A worker started; `send` posts a message to it. */
   opened(index: number, send: (message: unknown) => void): void {
@@ -97,9 +105,10 @@ export class WorkerMetrics {
     this.retired = combine([this.retired, kept])
   }
 
-  /** Every worker's metrics (each as fresh as it could answer), and `own` (the parent's), as one registry. */
-  async collect(own: MetricJson[] = []): Promise<Registry> {
-    const answers = await Promise.all([...this.workers.values()].map((worker) => this.ask(worker)))
+  /** Every worker's metrics (each as fresh as it could answer) and the parent's own, as one registry. */
+  async collect(): Promise<Registry> {
+    const { parentProcess } = this.options
+    const [own, ...answers] = await Promise.all([parentProcess ? perProcessJson(parentProcess) : [], ...[...this.workers.values()].map((worker) => this.ask(worker))])
     return AggregatorRegistry.aggregate([...answers, this.retired, own])
   }
 
@@ -111,7 +120,7 @@ export class WorkerMetrics {
         worker.waiting.delete(id)
         resolve(worker.last ?? [])
       }
-      const timer = setTimeout(done, this.answerTimeoutMs)
+      const timer = setTimeout(done, this.options.answerTimeoutMs ?? 1000)
       worker.waiting.set(id, done)
       try {
         worker.send({ type: 'metrics?', id })

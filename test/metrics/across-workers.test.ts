@@ -24,7 +24,7 @@ const scrape = async (channel: WorkerMetrics) => parseScrape(await (await channe
 
 describe('WorkerMetrics', () => {
   test('counters and histograms summed, in-flight gauges summed, the limits up only if up everywhere', async () => {
-    const channel = new WorkerMetrics(1000)
+    const channel = new WorkerMetrics()
     const a = worker(channel, 0)
     const b = worker(channel, 1)
     a.recorder.requestAnswered('queues', 200, 0.002)
@@ -44,7 +44,7 @@ describe('WorkerMetrics', () => {
   })
 
   test('a worker that does not answer in time is counted with its last answer, never dropped', async () => {
-    const channel = new WorkerMetrics(50)
+    const channel = new WorkerMetrics({ answerTimeoutMs: 50 })
     const a = worker(channel, 0)
     const b = worker(channel, 1)
     a.recorder.requestAnswered('tickets', 200, 0.001)
@@ -59,7 +59,7 @@ describe('WorkerMetrics', () => {
   })
 
   test('a worker that exits leaves its counters and histograms, not its gauges; its replacement adds to them', async () => {
-    const channel = new WorkerMetrics(1000)
+    const channel = new WorkerMetrics()
     const a = worker(channel, 0)
     worker(channel, 1)
     a.recorder.requestAnswered('other', 404, 0.001)

@@ -1,9 +1,6 @@
-import type { Server } from 'bun'
 import { memoryLogger } from '../../src/logger.ts'
-import { startMetricsListener } from '../../src/metrics/listener.ts'
-import { createProcessMetrics } from '../../src/metrics/process-metrics.ts'
-import { createServiceMetrics } from '../../src/metrics/prometheus.ts'
-import type { Config } from '../../src/config/config.ts'
+import { serverMetrics } from '../../src/metrics/setup.ts'
+import { configWith, type Config } from '../../src/config/config.ts'
 import type { AppDeps } from '../../src/app.ts'
 import { startServer, type TestServer } from '../support/harness.ts'
 
@@ -60,20 +57,14 @@ export interface MeteredServer extends TestServer {
 }
 
 /**
- * The test app with metrics on, as a lone server runs it: the service's registry fed by the app,
- * the process metrics, and the metrics listener on a free loopback port.
+ * The test app with metrics on, as a lone server runs it (src/metrics/setup.ts): the service's
+ * registry fed by the app, the process metrics, and the metrics listener on a free loopback port.
  */
 export async function startMeteredServer(overrides: Partial<Config> = {}, options: { limits?: AppDeps['limits'] } = {}): Promise<MeteredServer> {
-  const service = createServiceMetrics()
-  const perProcess = createProcessMetrics()
-  const server = await startServer(overrides, { ...options, metrics: service.recorder })
-  const listener: Server<undefined> = startMetricsListener({
-    host: '127.0.0.1',
-    port: 0,
-    scrape: async () => (await service.registry.metrics()) + (await perProcess.metrics()),
-    logger: memoryLogger('debug'),
-  })
-  const metricsUrl = `http://127.0.0.1:${listener.port}/metrics`
+  const metrics = serverMetrics(configWith({ metricsPort: 0, metricsHost: '127.0.0.1' }), memoryLogger('debug'), undefined)
+  const server = await startServer(overrides, { ...options, metrics: metrics.recorder })
+  const listener = metrics.listen()!
+  const metricsUrl = listener.url
   const scrapeText = async () => {
     const response = await fetch(metricsUrl)
     if (response.status !== 200) throw new Error(`scrape answered ${response.status}`)
@@ -85,7 +76,7 @@ export async function startMeteredServer(overrides: Partial<Config> = {}, option
     scrapeText,
     scrape: async () => parseScrape(await scrapeText()).samples,
     async close() {
-      await listener.stop(true)
+      await listener.server.stop(true)
       await server.close()
     },
   }
