@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
-import { embeddedLimits } from '../../src/limits/embedded.ts'
-import type { RateLimiter } from '../../src/limits/rate-limiter.ts'
-import type { DemoQuota } from '../../src/limits/demo-quota.ts'
+import { createLimits } from '../../src/limits/index.ts'
+import type { DemoQuota, RateLimiter } from '../../src/limits/types.ts'
 import { configWith } from '../../src/config/config.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { requestCounts, startMeteredServer, valueOf, type MeteredServer } from './support.ts'
@@ -34,7 +33,7 @@ beforeAll(async () => {
     { rateLimitPerMinute: RATE_LIMIT, demoDailyQuota: DEMO_QUOTA },
     {
       limits: (store, clock) => {
-        const limits = embeddedLimits(configWith({ dataDir: store.dataDir, rateLimitPerMinute: RATE_LIMIT, demoDailyQuota: DEMO_QUOTA }), store, clock)
+        const limits = createLimits(configWith({ dataDir: store.dataDir, rateLimitPerMinute: RATE_LIMIT, demoDailyQuota: DEMO_QUOTA }), { store, clock })
         return { limiter: breakable<RateLimiter>(limits.limiter), quota: breakable<DemoQuota>(limits.quota) }
       },
     },
