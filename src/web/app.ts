@@ -1,49 +1,59 @@
-// The analyst's export page: wires the form to the API. Plain browser JavaScript modules, no build
-// step, nothing loaded from another host. Every API call goes through api.js.
+// The analyst's export page: wires the form to the API. TypeScript modules bundled by the server
+// (src/web/routes.ts) with the client as a module of its own; nothing loaded from another host.
+// Every API call goes through api.ts.
 
-import { ApiResponseError, fetchFirstTickets, fetchLocations, startExport } from './api.js'
-import { createFeedback } from './feedback.js'
-import { compactInstant } from './client.js'
-import { defaultRange, describeRange, isoDay, readRange } from './range.js'
-import { placeNames, readPlaces, renderPlaces } from './places.js'
-import { renderPreview } from './preview.js'
-import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.js'
-import { forgetSession, rememberOrganisation, rememberedOrganisation, storeToken, storedToken, tokenHint } from './session.js'
+import { ApiResponseError, compactInstant, type Ticket } from '../client/index.ts'
+import { fetchFirstTickets, fetchLocations, limitsShownBy, startExport, type PageLimits } from './api.ts'
+import { createFeedback } from './feedback.ts'
+import { defaultRange, describeRange, isoDay, readRange } from './range.ts'
+import { placeNames, readPlaces, renderPlaces, type PlaceSelection } from './places.ts'
+import { renderPreview } from './preview.ts'
+import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.ts'
+import { forgetSession, rememberOrganisation, rememberedOrganisation, storeToken, storedToken, tokenHint, type Organisation } from './session.ts'
 
 /** Rows the preview shows of the page it reads. */
 const PREVIEW_ROWS = 20
 /** Bun refuses request lines over 16 KiB; stay well below with the ticked queues' ids. */
 const MAX_QUERY_CHARS = 12_000
 
-const $ = (id) => document.getElementById(id)
+/** The page's element of that id (index.html has every one this page names). */
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T
+const input = (id: string) => $<HTMLInputElement>(id)
+const button = (id: string) => $<HTMLButtonElement>(id)
 const els = {
-  tokenForm: $('token-form'), token: $('token'), forget: $('forget-token'), tokenStatus: $('token-status'),
-  queryForm: $('query-form'), from: $('from'), to: $('to'), toHelp: $('to-help'), places: $('places'), placesList: $('places-list'),
+  tokenForm: $<HTMLFormElement>('token-form'), token: input('token'), forget: button('forget-token'), tokenStatus: $('token-status'),
+  queryForm: $<HTMLFormElement>('query-form'), from: input('from'), to: input('to'), toHelp: $('to-help'), places: $<HTMLFieldSetElement>('places'), placesList: $('places-list'),
   statuses: $('statuses'), summary: $('summary'),
-  preview: $('preview'), download: $('download'), saveAs: $('save-as'), cancel: $('cancel'), actionsHint: $('actions-hint'),
+  preview: button('preview'), download: button('download'), saveAs: button('save-as'), cancel: button('cancel'), actionsHint: $('actions-hint'),
   progress: $('progress'), demo: $('demo-notice'), quota: $('quota'),
-  previewSection: $('preview-section'), previewCount: $('preview-count'), previewTable: $('preview-table'),
+  previewSection: $('preview-section'), previewCount: $('preview-count'), previewTable: $<HTMLTableElement>('preview-table'),
 }
 const feedback = createFeedback({
   regions: { token: $('token-message'), range: $('range-message'), query: $('message') },
   progress: els.progress,
 })
 
-const state = {
-  token: storedToken(),
-  /** `{ locations, demo, day, seenAt }` of the token's organisation, once known. */
-  organisation: null,
+const state: {
+  token: string | null
+  /** The token's organisation, once known. */
+  organisation: Organisation | null
   /** Whether the quota figures were read by this page load (not remembered from an earlier one). */
+  freshQuota: boolean
+  busy: boolean
+  /** The AbortController of the download in progress. */
+  download: AbortController | null
+} = {
+  token: storedToken(),
+  organisation: null,
   freshQuota: false,
   busy: false,
-  /** The AbortController of the download in progress. */
   download: null,
 }
 
 // ---- what the page shows about the token and its organisation ---------------------------------
 
-function listNames(names) {
-  if (names.length <= 3) return names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0]
+function listNames(names: string[]): string {
+  if (names.length <= 3) return names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0]!
   return `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`
 }
 
@@ -66,24 +76,24 @@ function showTokenStatus() {
 }
 
 function showQuota() {
-  const { demo, day, seenAt } = state.organisation ?? {}
+  const { demo, day, seenAt } = state.organisation ?? { demo: false, day: null, seenAt: 0 }
   els.demo.hidden = !demo
   if (!day) {
     els.quota.textContent = ''
     return
   }
   const asOf = state.freshQuota ? '' : ` (as of ${new Date(seenAt).toLocaleTimeString()})`
-  els.quota.textContent = day.remaining > 0
+  els.quota.textContent = day.remaining! > 0
     ? `${day.remaining} of ${day.limit} requests left today${asOf}; each preview or download uses one.`
-    : `No requests left today${asOf}: the quota of ${day.limit} resets at ${new Date(seenAt + day.resetSeconds * 1000).toLocaleTimeString()} (your local time).`
+    : `No requests left today${asOf}: the quota of ${day.limit} resets at ${new Date(seenAt + day.resetSeconds! * 1000).toLocaleTimeString()} (your local time).`
 }
 
 /** Takes in what an answer's rate-limit headers said (demo or not, the day's quota). */
-function noteLimits(limits) {
+function noteLimits(limits: PageLimits) {
   if (!state.organisation) return
   Object.assign(state.organisation, { demo: limits.demo, day: limits.day, seenAt: Date.now() })
   state.freshQuota = true
-  rememberOrganisation(state.token, state.organisation)
+  rememberOrganisation(state.token!, state.organisation)
   showQuota()
   showTokenStatus()
 }
@@ -95,12 +105,12 @@ function updateActions() {
   els.actionsHint.hidden = Boolean(state.token)
 }
 
-function setBusy(busy) {
+function setBusy(busy: boolean) {
   state.busy = busy
   updateActions()
 }
 
-function showOrganisation(organisation) {
+function showOrganisation(organisation: Organisation) {
   state.organisation = organisation
   renderPlaces(els.placesList, organisation.locations, updateSummary)
   els.places.disabled = false
@@ -134,8 +144,9 @@ function dropToken() {
 }
 
 /** A failed call: a token that is no longer accepted is dropped and explained next to the token field. */
-function handleProblem(error, region) {
-  if (error instanceof ApiResponseError && error.limits) noteLimits(error.limits)
+function handleProblem(error: unknown, region: 'token' | 'query') {
+  const limits = limitsShownBy(error)
+  if (limits) noteLimits(limits)
   if (error instanceof ApiResponseError && (error.status === 401 || error.status === 402)) {
     dropToken()
     els.token.focus()
@@ -148,10 +159,10 @@ function handleProblem(error, region) {
 // ---- the query ----------------------------------------------------------------------------------
 
 function checkedStatuses() {
-  return [...els.statuses.querySelectorAll('input:checked')].map((input) => ({ value: input.value, label: input.parentElement.textContent.trim() }))
+  return [...els.statuses.querySelectorAll<HTMLInputElement>('input:checked')].map((box) => ({ value: box.value, label: box.parentElement!.textContent!.trim() }))
 }
 
-function describeSelection(places, statuses) {
+function describeSelection(places: PlaceSelection, statuses: { label: string }[]): string {
   const queues = places.queueIds.length === 0 || places.all
     ? 'all queues'
     : `${places.queueIds.length} queue${places.queueIds.length === 1 ? '' : 's'} in ${places.locationCount} location${places.locationCount === 1 ? '' : 's'}`
@@ -180,7 +191,7 @@ function currentQuery() {
   els.to.removeAttribute('aria-invalid')
   const range = readRange(els.from.value, els.to.value)
   if (!range.ok) {
-    const field = els[range.field]
+    const field = range.field === 'from' ? els.from : els.to
     field.setAttribute('aria-invalid', 'true')
     field.focus()
     feedback.show('range', range.message)
@@ -200,15 +211,16 @@ function currentQuery() {
 
 // ---- actions --------------------------------------------------------------------------------------
 
-async function loadOrganisation(token) {
+async function loadOrganisation(token: string) {
   const { locations, limits } = await fetchLocations(token)
   state.token = token
   state.freshQuota = true
-  showOrganisation({ locations, demo: limits.demo, day: limits.day, seenAt: Date.now() })
-  rememberOrganisation(token, state.organisation)
+  const organisation = { locations, demo: limits.demo, day: limits.day, seenAt: Date.now() }
+  showOrganisation(organisation)
+  rememberOrganisation(token, organisation)
 }
 
-async function useToken(event) {
+async function useToken(event: Event) {
   event.preventDefault()
   const value = els.token.value.trim()
   if (!value) {
@@ -233,13 +245,13 @@ async function useToken(event) {
   }
 }
 
-function countLine(items, more, shown) {
+function countLine(items: Ticket[], more: boolean, shown: number): string {
   const count = more ? `More than ${items.length} tickets match` : `${items.length} ticket${items.length === 1 ? '' : 's'} match${items.length === 1 ? 'es' : ''}`
   const rows = items.length > shown ? `the first ${shown} are shown` : 'all are shown'
   return `${count}; ${rows}${more ? ' (the download has them all)' : ''}.`
 }
 
-async function preview(event) {
+async function preview(event: Event) {
   event.preventDefault()
   clearResults()
   const query = currentQuery()
@@ -268,12 +280,12 @@ async function preview(event) {
   }
 }
 
-function formatBytes(bytes) {
+function formatBytes(bytes: number): string {
   return bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`
 }
 
 /** When the Save dialog may no longer open by itself (the click is too long ago), a fresh click opens it. */
-function waitForSaveClick(name, signal) {
+function waitForSaveClick(name: string, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     els.saveAs.hidden = false
     feedback.show('query', `The server is ready. Press “Choose where to save” to pick a place for ${name}.`, 'info')
@@ -287,8 +299,8 @@ function waitForSaveClick(name, signal) {
   })
 }
 
-function explainFailure(failure) {
-  const cause = failure.cause
+function explainFailure(failure: SaveFailed) {
+  const cause = failure.cause as Error | undefined
   const what = cause instanceof SaveProblem
     ? cause.message
     : cause?.name === 'AbortError' ? 'The download was cancelled.' : 'The transfer broke off before the end of the file.'

@@ -1,24 +1,29 @@
 // The date range of the form: UTC days, "To" included, turned into the API's [from, to) bounds.
 
-export const MAX_DAYS = 90
+import { MAX_RANGE_DAYS } from '../client/index.ts'
+
+export const MAX_DAYS = MAX_RANGE_DAYS
 const DAY_MS = 86_400_000
 /** What <input type="date"> gives: a year of four or more digits (Chromium accepts up to 275760). */
 const DAY_VALUE = /^(\d{4,})-(\d{2})-(\d{2})$/
 /** The API reads full dates with a four-digit year (docs/api.md#from-and-to); the exclusive end must be one too. */
 const LAST_YEAR = 9999
 
+export type RangeField = 'from' | 'to'
+export type Range = { ok: true; fromMs: number; toMs: number; days: number } | { ok: false; field: RangeField; message: string }
+
 /** A UTC day as YYYY-MM-DD. */
-export function isoDay(ms) {
+export function isoDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10)
 }
 
 /** Today and the 29 days before it, in UTC. */
-export function defaultRange(nowMs) {
+export function defaultRange(nowMs: number): { from: string; to: string } {
   const today = Math.floor(nowMs / DAY_MS) * DAY_MS
   return { from: isoDay(today - 29 * DAY_MS), to: isoDay(today) }
 }
 
-function dayStart(value, label) {
+function dayStart(value: string, label: string): { ms: number } | { message: string } {
   if (value === '') return { message: `Choose a ${label} date (the field is empty or not complete).` }
   const parts = DAY_VALUE.exec(value)
   if (!parts) return { message: `The ${label} date "${value}" is not a date.` }
@@ -33,13 +38,12 @@ function dayStart(value, label) {
 /**
  * Reads the From and To (included) values of date inputs into the API's bounds: `fromMs`
  * inclusive, `toMs` exclusive (the day after To). On a problem, names the field to fix.
- * @returns {{ ok: true, fromMs: number, toMs: number, days: number } | { ok: false, field: 'from' | 'to', message: string }}
  */
-export function readRange(fromValue, toValue) {
+export function readRange(fromValue: string, toValue: string): Range {
   const from = dayStart(fromValue, 'From')
-  if (from.message) return { ok: false, field: 'from', message: from.message }
+  if ('message' in from) return { ok: false, field: 'from', message: from.message }
   const to = dayStart(toValue, 'To')
-  if (to.message) return { ok: false, field: 'to', message: to.message }
+  if ('message' in to) return { ok: false, field: 'to', message: to.message }
   const toMs = to.ms + DAY_MS
   if (new Date(toMs).getUTCFullYear() > LAST_YEAR) {
     return { ok: false, field: 'to', message: `The last To date the API can export is ${LAST_YEAR}-12-30 (the file's end is the day after To).` }
@@ -56,7 +60,7 @@ const dayFormat = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'sho
 const dayYearFormat = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' })
 
 /** "1 Oct – 30 Oct 2026" for the days From..To included (the year once when both share it). */
-export function describeRange({ fromMs, toMs }) {
+export function describeRange({ fromMs, toMs }: { fromMs: number; toMs: number }): string {
   const lastDay = toMs - DAY_MS
   const sameYear = new Date(fromMs).getUTCFullYear() === new Date(lastDay).getUTCFullYear()
   return `${(sameYear ? dayFormat : dayYearFormat).format(fromMs)} – ${dayYearFormat.format(lastDay)}`
