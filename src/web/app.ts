@@ -3,13 +3,15 @@
 // Every API call goes through api.ts.
 
 import { ApiResponseError, compactInstant, type Ticket } from '../client/index.ts'
-import { fetchFirstTickets, fetchLocations, limitsShownBy, startExport, type PageLimits } from './api.ts'
+import { fetchFirstTickets, fetchLocations, limitsShownBy, readLimits, startExport, ticketQuery, type PageLimits } from './api.ts'
+import { ChartsFailed, computeCharts, type ChartsProgress } from './charts/run.ts'
 import { createFeedback } from './feedback.ts'
-import { defaultRange, describeRange, isoDay, readRange } from './range.ts'
+import { defaultRange, describeRange, readRange, type ReadRange } from './range.ts'
 import { placeNames, readPlaces, renderPlaces, type PlaceSelection } from './places.ts'
 import { renderPreview } from './preview.ts'
 import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.ts'
-import { forgetSession, rememberOrganisation, rememberedOrganisation, storeToken, storedToken, tokenHint, type Organisation } from './session.ts'
+import { forgetSession, rememberOrganisation, rememberedOrganisation, storeToken, storeZone, storedToken, storedZone, tokenHint, type Organisation } from './session.ts'
+import { LocalClock, browserTimeZone, canonicalTimeZone, describeOffset, knownTimeZones } from './zone.ts'
 
 /** Rows the preview shows of the page it reads. */
 const PREVIEW_ROWS = 20
@@ -27,6 +29,8 @@ const els = {
   preview: button('preview'), download: button('download'), saveAs: button('save-as'), cancel: button('cancel'), actionsHint: $('actions-hint'),
   progress: $('progress'), demo: $('demo-notice'), quota: $('quota'),
   previewSection: $('preview-section'), previewCount: $('preview-count'), previewTable: $<HTMLTableElement>('preview-table'),
+  zone: input('zone'), zoneNames: $('zone-names'), zoneHelp: $('zone-help'), charts: button('charts'), progressBar: $<HTMLProgressElement>('progress-bar'),
+  chartsSection: $('charts-section'), chartsSummary: $('charts-summary'), chartsList: $('charts-list'),
 }
 const feedback = createFeedback({
   regions: { token: $('token-message'), range: $('range-message'), query: $('message') },
@@ -42,12 +46,18 @@ const state: {
   busy: boolean
   /** The AbortController of the download in progress. */
   download: AbortController | null
+  /** The AbortController of the charts being computed. */
+  charts: AbortController | null
+  /** The time zone whose local days the range means, and its clock. */
+  clock: LocalClock
 } = {
   token: storedToken(),
   organisation: null,
   freshQuota: false,
   busy: false,
   download: null,
+  charts: null,
+  clock: new LocalClock(canonicalTimeZone(storedZone() ?? '') ?? browserTimeZone()),
 }
 
 // ---- what the page shows about the token and its organisation ---------------------------------
@@ -102,6 +112,7 @@ function updateActions() {
   const ready = Boolean(state.token) && !state.busy
   els.preview.disabled = !ready
   els.download.disabled = !ready
+  els.charts.disabled = !ready
   els.actionsHint.hidden = Boolean(state.token)
 }
 
@@ -127,10 +138,13 @@ function clearResults() {
   els.previewSection.hidden = true
   els.previewTable.replaceChildren()
   els.previewCount.textContent = ''
+  els.chartsSection.hidden = true
+  els.progressBar.hidden = true
 }
 
 function dropToken() {
   state.download?.abort()
+  state.charts?.abort()
   forgetSession()
   state.token = null
   state.organisation = null
@@ -176,7 +190,7 @@ function readSelection() {
 
 /** The summary line above the buttons and the file-name hint next to To, kept in step with the form. */
 function updateSummary() {
-  const range = readRange(els.from.value, els.to.value)
+  const range = readRange(els.from.value, els.to.value, state.clock)
   const { places, statuses } = readSelection()
   const what = describeSelection(places, statuses)
   els.summary.textContent = range.ok ? `Will export: ${what}, ${describeRange(range)} (${range.days} day${range.days === 1 ? '' : 's'}).` : `Will export: ${what}, once the dates are valid.`
@@ -185,11 +199,14 @@ function updateSummary() {
     : "To is included: the file name ends with the day after it, because the API's end is exclusive."
 }
 
-/** The query of the form, or null after saying what to fix. */
-function currentQuery() {
+/**
+ * The query of the form, or null after saying what to fix. The charts take any range (the client
+ * splits it into windows of 90 days); a file covers at most 90 days.
+ */
+function currentQuery(purpose: 'file' | 'charts' = 'file'): { params: URLSearchParams; summary: string; range: ReadRange } | null {
   els.from.removeAttribute('aria-invalid')
   els.to.removeAttribute('aria-invalid')
-  const range = readRange(els.from.value, els.to.value)
+  const range = readRange(els.from.value, els.to.value, state.clock, purpose === 'charts' ? null : undefined)
   if (!range.ok) {
     const field = range.field === 'from' ? els.from : els.to
     field.setAttribute('aria-invalid', 'true')
@@ -198,7 +215,8 @@ function currentQuery() {
     return null
   }
   const { places, statuses } = readSelection()
-  const params = new URLSearchParams({ from: isoDay(range.fromMs), to: isoDay(range.toMs) })
+  // The zone's midnights as UTC instants: the API's days are UTC days, the analyst's are local.
+  const params = new URLSearchParams({ from: new Date(range.fromMs).toISOString(), to: new Date(range.toMs).toISOString() })
   // All queues ticked is the same as none: the query then names no queue at all.
   if (!places.all) for (const id of places.queueIds) params.append('queueId', id)
   for (const status of statuses) params.append('status', status.value)
@@ -206,7 +224,7 @@ function currentQuery() {
     feedback.show('query', `${places.queueIds.length} queues are too many for one request: tick fewer, or none for all queues.`)
     return null
   }
-  return { params, summary: `${describeSelection(places, statuses)}, ${describeRange(range)}` }
+  return { params, summary: `${describeSelection(places, statuses)}, ${describeRange(range)}`, range }
 }
 
 // ---- actions --------------------------------------------------------------------------------------
@@ -346,6 +364,88 @@ async function download() {
   }
 }
 
+// ---- the time zone and the charts -----------------------------------------------------------------
+
+function showZone() {
+  const zone = state.clock.zone
+  els.zone.value = zone
+  els.zone.removeAttribute('aria-invalid')
+  els.zoneHelp.textContent = `Days are local days in ${zone} (${describeOffset(state.clock.offset(Date.now()))} now): From starts at its midnight there and To ends at the midnight after it.`
+}
+
+/**
+ * Takes the zone typed or picked in the control: a zone the browser knows becomes the page's
+ * (remembered for the tab) and redraws the charts on show; anything else is refused, in a sentence.
+ */
+function useZone() {
+  const typed = els.zone.value.trim()
+  const zone = canonicalTimeZone(typed)
+  if (!zone) {
+    els.zone.setAttribute('aria-invalid', 'true')
+    els.zone.focus()
+    feedback.show('range', `“${typed}” is not a time zone this browser knows. Type an IANA name such as Europe/Amsterdam or America/New_York, or pick one from the list; the days stay in ${state.clock.zone}.`)
+    return
+  }
+  feedback.clear()
+  const changed = zone !== state.clock.zone
+  state.clock = new LocalClock(zone)
+  storeZone(zone)
+  showZone()
+  updateSummary()
+  if (changed && !els.chartsSection.hidden && !state.busy) void charts()
+}
+
+function chartsProgress(progress: ChartsProgress) {
+  els.progressBar.hidden = false
+  els.progressBar.value = progress.fraction
+  feedback.progress(`Reading tickets for the charts: ${progress.tickets.toLocaleString()} so far (${formatBytes(progress.bytes)}, ${Math.round(progress.fraction * 100)}% of the range)…`)
+}
+
+/** A file-name-safe stem for the numbers' CSV files: the local days and the zone. */
+function numbersFileStem(): string {
+  const day = (value: string) => value.replaceAll('-', '')
+  return `${day(els.from.value)}-${day(els.to.value)}_${state.clock.zone.replaceAll('/', '-')}`.replace(/[^A-Za-z0-9_+-]/g, '')
+}
+
+async function charts() {
+  clearResults()
+  const query = currentQuery('charts')
+  if (!query) return
+  const controller = new AbortController()
+  state.charts = controller
+  setBusy(true)
+  els.cancel.disabled = false
+  els.progressBar.value = 0
+  els.progressBar.hidden = false
+  feedback.progress('Asking the server for the tickets…')
+  const zone = state.clock.zone
+  try {
+    const queueNames = new Map([...placeNames(state.organisation?.locations ?? []).queues].map(([id, queue]) => [id, queue.name]))
+    const [{ numbers, limitHeaders }, view] = await Promise.all([
+      computeCharts({ token: state.token!, query: ticketQuery(query.params), zone, firstDay: query.range.firstDay, lastDay: query.range.lastDay, queueNames }, chartsProgress, controller.signal),
+      import('./charts/view.ts'),
+    ])
+    if (limitHeaders.get('RateLimit-Policy')) noteLimits(readLimits(limitHeaders))
+    els.chartsSection.hidden = false
+    const count = `${numbers.tickets.toLocaleString()} ticket${numbers.tickets === 1 ? '' : 's'}`
+    els.chartsSummary.textContent = `${count} created ${describeRange(query.range)}, in days of ${zone}: ${describeSelection(readSelection().places, readSelection().statuses)}.`
+    view.drawCharts(els.chartsList, numbers, numbersFileStem())
+    feedback.progress(numbers.tickets === 0 ? `No tickets match: the charts are empty. Selection: ${query.summary}.` : `Charts drawn from ${count} (days in ${zone}).`)
+    els.chartsSection.scrollIntoView({ block: 'start' })
+  } catch (error) {
+    feedback.progress('')
+    const reason = error instanceof ChartsFailed ? error.reason : error
+    if (error instanceof ChartsFailed && error.limitHeaders.get('RateLimit-Policy')) noteLimits(readLimits(error.limitHeaders))
+    if ((reason as Error | undefined)?.name === 'AbortError') feedback.show('query', 'The charts were cancelled; nothing was drawn.', 'info')
+    else handleProblem(reason, 'query')
+  } finally {
+    state.charts = null
+    els.progressBar.hidden = true
+    els.cancel.disabled = true
+    setBusy(false)
+  }
+}
+
 function forget() {
   dropToken()
   clearResults()
@@ -361,10 +461,23 @@ els.forget.addEventListener('click', forget)
 // Enter in a date field submits this form: that previews (the Preview button is its submit button).
 els.queryForm.addEventListener('submit', preview)
 els.download.addEventListener('click', download)
-els.cancel.addEventListener('click', () => state.download?.abort())
+els.cancel.addEventListener('click', () => {
+  state.download?.abort()
+  state.charts?.abort()
+})
+els.charts.addEventListener('click', charts)
 els.queryForm.addEventListener('input', updateSummary)
+els.zone.addEventListener('change', useZone)
+// Enter in the zone field takes the zone; it does not submit the form (that would preview).
+els.zone.addEventListener('keydown', (event) => {
+  if (event.key !== 'Enter') return
+  event.preventDefault()
+  useZone()
+})
 
-const range = defaultRange(Date.now())
+els.zoneNames.replaceChildren(...knownTimeZones().map((zone) => Object.assign(document.createElement('option'), { value: zone })))
+showZone()
+const range = defaultRange(Date.now(), state.clock)
 els.from.value = range.from
 els.to.value = range.to
 showTokenStatus()

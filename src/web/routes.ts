@@ -1,6 +1,6 @@
 import type { BunPlugin } from 'bun'
 import { Elysia } from 'elysia'
-import { dirname, join, relative } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { buildOpenApiDocument, type DocumentedLimits } from '../openapi/document.ts'
 
 const WEB = import.meta.dir
@@ -20,23 +20,32 @@ const CLIENT_ENTRY = join(SOURCE_ROOT, 'client', 'index.ts')
 
 /**
  * The scripts served as /assets/<name>, each bundled from its TypeScript entry point: the
- * project's client (src/client/), the export page and the API reference's script. The page's
- * imports of the client stay imports of /assets/client.js, so the page calls the API through
- * the very module that loaders use, loaded once.
+ * project's client (src/client/), the export page, the charts' worker and drawing (loaded when
+ * the analyst asks for charts; the charting library is bundled into the latter) and the API
+ * reference's script.
  */
 const SCRIPTS: Record<string, string> = {
   'client.js': CLIENT_ENTRY,
   'app.js': join(WEB, 'app.ts'),
+  'charts-worker.js': join(WEB, 'charts', 'worker.ts'),
+  'charts-view.js': join(WEB, 'charts', 'view.ts'),
   'docs.js': join(WEB, 'docs.ts'),
 }
+const SCRIPT_NAMES = new Map(Object.entries(SCRIPTS).map(([name, entry]) => [entry, name]))
 
-/** Bun.build plugin: an import of the client from a page module is left to the browser, as ./client.js. */
-const clientAsSeparateModule: BunPlugin = {
-  name: 'client-as-separate-module',
+/**
+ * Bun.build plugin: a page module's import of another served script (the client, the charts'
+ * view) stays an import of its URL, /assets/<name>: the page calls the API through the very
+ * module that loaders use, loaded once, and the charting library loads only with the charts.
+ */
+const servedScriptsAsModules: BunPlugin = {
+  name: 'served-scripts-as-modules',
   setup(build) {
-    build.onResolve({ filter: /client[\\/]index\.ts$/ }, (args) =>
-      args.importer.startsWith(WEB) ? { path: './client.js', external: true } : undefined,
-    )
+    build.onResolve({ filter: /\.ts$/ }, (args) => {
+      if (!args.importer.startsWith(WEB)) return undefined
+      const name = SCRIPT_NAMES.get(resolve(dirname(args.importer), args.path))
+      return name ? { path: `./${name}`, external: true } : undefined
+    })
   },
 }
 
@@ -47,7 +56,7 @@ const clientAsSeparateModule: BunPlugin = {
 function scriptBundles(): (name: string) => () => Promise<Response> {
   let built: Promise<Map<string, string>> | undefined
   const build = async () => {
-    const result = await Bun.build({ entrypoints: Object.values(SCRIPTS), target: 'browser', format: 'esm', plugins: [clientAsSeparateModule] })
+    const result = await Bun.build({ entrypoints: Object.values(SCRIPTS), target: 'browser', format: 'esm', plugins: [servedScriptsAsModules] })
     if (!result.success) throw new AggregateError(result.logs, 'the page scripts did not build')
     // Outputs come in no set order, each at its entry point's path under the common root (src/).
     const outputOf = (entry: string) => {

@@ -7,6 +7,7 @@ import type { Location } from '../client/index.ts'
 import type { DayQuota } from './api.ts'
 
 const TOKEN_KEY = 'queue-analytics-token'
+const ZONE_KEY = 'queue-analytics-zone'
 
 /** The token's organisation as the page last saw it. */
 export interface Organisation {
@@ -23,6 +24,15 @@ export function storedToken(): string | null {
 
 export function storeToken(token: string): void {
   sessionStorage.setItem(TOKEN_KEY, token)
+}
+
+/** The time zone chosen on the page, kept for the tab like the token (set only once one is chosen). */
+export function storedZone(): string | null {
+  return sessionStorage.getItem(ZONE_KEY)
+}
+
+export function storeZone(zone: string): void {
+  sessionStorage.setItem(ZONE_KEY, zone)
 }
 
 /** The first characters of a token, as `admin token list` shows them: enough to tell tokens apart. */
