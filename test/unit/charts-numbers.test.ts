@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { ChartAggregator, quantileCont } from '../../src/web/charts/aggregate.ts'
-import { CsvRecords } from '../../src/web/charts/csv-rows.ts'
+import { CsvRecords, instantMs } from '../../src/web/charts/csv-rows.ts'
 import { numbersTables, tableCsv } from '../../src/web/charts/tables.ts'
 import { LocalClock, canonicalTimeZone, dayKey, dayNumber, describeOffset, weekday } from '../../src/web/zone.ts'
 import { readRange } from '../../src/web/range.ts'
@@ -55,26 +55,35 @@ describe('time zones', () => {
 })
 
 describe('the CSV reader', () => {
-  test('records split anywhere, quoted fields with commas, quotes and line breaks', () => {
-    const text = 'a,b,c\r\n1,"x, ""y""",3\r\n2,"line\r\nbreak",\r\n3,,z'
+  test('records split anywhere (inside a UTF-8 character too), quoted fields with commas, quotes and line breaks', () => {
+    const bytes = new TextEncoder().encode('a,b,c\r\n1,"x, ""y""",3\r\n2,"line\r\nbreak",\r\nÄmter,,z\r\n4,5')
     for (const size of [1, 2, 3, 7, 100]) {
       const records: string[][] = []
-      const reader = new CsvRecords((fields) => records.push(fields))
-      for (let i = 0; i < text.length; i += size) reader.push(text.slice(i, i + size))
+      const reader = new CsvRecords((record) => records.push(Array.from({ length: record.length }, (_, i) => record.field(i))))
+      for (let i = 0; i < bytes.length; i += size) reader.push(bytes.slice(i, i + size))
       reader.end()
-      expect(records).toEqual([['a', 'b', 'c'], ['1', 'x, "y"', '3'], ['2', 'line\r\nbreak', ''], ['3', '', 'z']])
+      expect(records).toEqual([['a', 'b', 'c'], ['1', 'x, "y"', '3'], ['2', 'line\r\nbreak', ''], ['Ämter', '', 'z'], ['4', '5']])
     }
+  })
+
+  test('instants read from their bytes as Date.parse reads them; other forms through Date.parse', () => {
+    const bytes = (text: string) => new TextEncoder().encode(text)
+    for (const text of ['2026-03-08T06:59:59.999Z', '2026-03-08T07:00:00.000Z', '0099-12-31T23:59:59.000Z', '2026-02-28T00:00:00.001Z']) {
+      expect(instantMs(bytes(text))).toBe(Date.parse(text))
+    }
+    expect(instantMs(bytes('2026-03-08T07:00:00Z'))).toBe(Date.parse('2026-03-08T07:00:00Z'))
+    expect(instantMs(bytes('2026-03-0xT07:00:00.000Z'))).toBeNaN()
   })
 })
 
 describe('quantiles and tables', () => {
   test('quantile_cont: linear between the nearest ranks (numpy and DuckDB agree on these)', () => {
-    const histogram = (values: number[]) => values.reduce((map, value) => map.set(value, (map.get(value) ?? 0) + 1), new Map<number, number>())
-    expect(quantileCont(histogram([1, 2, 3, 10]), 0.9)).toBeCloseTo(7.9, 10)
-    expect(quantileCont(histogram([1, 2, 3, 10]), 0.5)).toBe(2.5)
-    expect(quantileCont(histogram([5]), 0.9)).toBe(5)
-    expect(quantileCont(histogram([4, 4, 4, 8]), 0.5)).toBe(4)
-    expect(quantileCont(histogram([1, 1, 9, 9]), 0.5)).toBe(5)
+    const sorted = (values: number[]) => Float64Array.from(values).sort()
+    expect(quantileCont(sorted([1, 2, 3, 10]), 0.9)).toBeCloseTo(7.9, 10)
+    expect(quantileCont(sorted([1, 2, 3, 10]), 0.5)).toBe(2.5)
+    expect(quantileCont(sorted([5]), 0.9)).toBe(5)
+    expect(quantileCont(sorted([4, 4, 4, 8]), 0.5)).toBe(4)
+    expect(quantileCont(sorted([1, 1, 9, 9]), 0.5)).toBe(5)
   })
 
   test('the numbers of a few tickets, as tables and CSV', () => {

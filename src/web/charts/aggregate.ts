@@ -1,7 +1,7 @@
 // The four charts' numbers, accumulated one ticket at a time as the export streams (in the
-// worker): counts per local day and status, per local weekday and hour, per queue and outcome,
-// and each queue's waits as a histogram of exact durations. Memory grows with the days of the
-// range, the queues and the distinct wait durations (whole seconds in practice), never with rows.
+// worker): counts per local day and status, per local weekday and hour, per queue and outcome.
+// No row is kept. An exact quantile needs every value, so each called ticket's wait is kept as
+// one number in a typed array (8 bytes: 8 MB for a million called tickets), sorted at the end.
 
 import type { TicketStatus } from '../../client/index.ts'
 import { TICKET_STATUSES } from '../../client/index.ts'
@@ -27,28 +27,34 @@ export interface ChartNumbers {
 }
 
 /**
- * The value at quantile `q` of the values a histogram counts, interpolated linearly between the
- * two nearest ranks: DuckDB's quantile_cont and numpy's default (position q·(n−1) of the sorted values).
+ * The value at quantile `q` of sorted values, interpolated linearly between the two nearest
+ * ranks: DuckDB's quantile_cont and numpy's default (position q·(n−1) of the sorted values).
  */
-export function quantileCont(histogram: Map<number, number>, q: number): number {
-  const values = [...histogram.keys()].sort((a, b) => a - b)
-  const n = values.reduce((sum, value) => sum + histogram.get(value)!, 0)
-  if (n === 0) return Number.NaN
-  const position = q * (n - 1)
-  const lowRank = Math.floor(position)
-  const highRank = Math.ceil(position)
-  let low: number | undefined
-  let high: number | undefined
-  let seen = 0
-  for (const value of values) {
-    seen += histogram.get(value)!
-    if (low === undefined && seen > lowRank) low = value
-    if (seen > highRank) {
-      high = value
-      break
+export function quantileCont(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return Number.NaN
+  const position = q * (sorted.length - 1)
+  const low = sorted[Math.floor(position)]!
+  const high = sorted[Math.ceil(position)]!
+  return low + (high - low) * (position - Math.floor(position))
+}
+
+/** A growing column of numbers in one typed array (doubled when full): 8 bytes a value, no object per value. */
+class NumberColumn {
+  private values = new Float64Array(1024)
+  length = 0
+
+  push(value: number): void {
+    if (this.length === this.values.length) {
+      const grown = new Float64Array(this.values.length * 2)
+      grown.set(this.values)
+      this.values = grown
     }
+    this.values[this.length++] = value
   }
-  return low! + (high! - low!) * (position - lowRank)
+
+  sorted(): Float64Array {
+    return this.values.subarray(0, this.length).sort()
+  }
 }
 
 const STATUS_INDEX = new Map<string, number>(TICKET_STATUSES.map((status, i) => [status, i]))
@@ -57,7 +63,7 @@ const OUTCOME_INDEX = new Map<string, number>(OUTCOMES.map((status, i) => [statu
 export class ChartAggregator {
   private readonly perDay = new Map<DayNumber, number[]>()
   private readonly arrivals = Array.from({ length: 7 }, () => new Array<number>(24).fill(0))
-  private readonly waits = new Map<string, Map<number, number>>()
+  private readonly waits = new Map<string, NumberColumn>()
   private readonly outcomes = new Map<string, number[]>()
   private tickets = 0
 
@@ -83,10 +89,9 @@ export class ChartAggregator {
     this.arrivals[weekday(day)]![hour]!++
     const queue = this.queueNames.get(queueId) ?? queueId
     if (calledMs !== null) {
-      let histogram = this.waits.get(queue)
-      if (!histogram) this.waits.set(queue, (histogram = new Map()))
-      const wait = calledMs - createdMs
-      histogram.set(wait, (histogram.get(wait) ?? 0) + 1)
+      let waits = this.waits.get(queue)
+      if (!waits) this.waits.set(queue, (waits = new NumberColumn()))
+      waits.push(calledMs - createdMs)
     }
     const outcome = OUTCOME_INDEX.get(status)
     if (outcome !== undefined) {
@@ -112,12 +117,10 @@ export class ChartAggregator {
       tickets: this.tickets,
       days,
       waits: byName(
-        [...this.waits].map(([queue, histogram]) => ({
-          queue,
-          called: [...histogram.values()].reduce((sum, count) => sum + count, 0),
-          medianMs: quantileCont(histogram, 0.5),
-          p90Ms: quantileCont(histogram, 0.9),
-        })),
+        [...this.waits].map(([queue, column]) => {
+          const sorted = column.sorted()
+          return { queue, called: sorted.length, medianMs: quantileCont(sorted, 0.5), p90Ms: quantileCont(sorted, 0.9) }
+        }),
       ),
       arrivals: this.arrivals,
       outcomes: byName([...this.outcomes].map(([queue, counts]) => ({ queue, counts }))),

@@ -53,24 +53,31 @@ async function rebuild(failure: WorkerFailure): Promise<unknown> {
  * rate-limit headers; rejects with ChartsFailed. `signal` cancels: the worker aborts the
  * export (the server releases its statement) and is then ended.
  */
+/** The worker of the last charts that ended well, kept for the next (it has its scripts loaded). */
+let idle: Worker | null = null
+
 export function computeCharts(request: ChartsRequest, onProgress: (progress: ChartsProgress) => void, signal: AbortSignal): Promise<{ numbers: ChartNumbers; limitHeaders: Headers }> {
-  const worker = new Worker('/assets/charts-worker.js', { type: 'module', name: 'charts' })
+  const worker = idle ?? new Worker('/assets/charts-worker.js', { type: 'module', name: 'charts' })
+  idle = null
   const send = (message: ToWorker) => worker.postMessage(message)
   return new Promise((resolve, reject) => {
-    const finish = () => {
+    const finish = (keep: boolean) => {
       signal.removeEventListener('abort', cancel)
-      worker.terminate()
+      worker.onmessage = null
+      worker.onerror = null
+      if (keep) idle = worker
+      else worker.terminate()
     }
     const cancel = () => send({ type: 'cancel' })
     signal.addEventListener('abort', cancel, { once: true })
     worker.onerror = (event) => {
-      finish()
+      finish(false)
       reject(new ChartsFailed(new Error(`the charts worker failed: ${event.message}`), new Headers()))
     }
     worker.onmessage = async (event: MessageEvent<FromWorker>) => {
       const message = event.data
       if (message.type === 'progress') return onProgress(message)
-      finish()
+      finish(message.type === 'done')
       const headers = new Headers(message.limitHeaders as LimitHeaders)
       if (message.type === 'done') resolve({ numbers: message.numbers, limitHeaders: headers })
       else reject(new ChartsFailed(await rebuild(message.failure), headers))

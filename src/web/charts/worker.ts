@@ -5,7 +5,7 @@
 import { ApiResponseError, Client, UnexpectedResponseError } from '../../client/index.ts'
 import { LocalClock } from '../zone.ts'
 import { ChartAggregator } from './aggregate.ts'
-import { CsvRecords } from './csv-rows.ts'
+import { CsvRecords, instantMs } from './csv-rows.ts'
 import type { FromWorker, LimitHeaders, StartCharts, ToWorker, WorkerFailure } from './messages.ts'
 
 /** A dedicated worker's scope, as far as this file uses it (the project's TypeScript lib is the DOM's). */
@@ -63,20 +63,21 @@ async function aggregate(stream: ReadableStream<Uint8Array>, start: StartCharts,
   const spanMs = clock.startOfDay(start.lastDay + 1) - fromMs
   let columns: { status: number; queueId: number; createdAt: number; calledAt: number } | null = null
   let lastCreated = fromMs
-  const records = new CsvRecords((fields) => {
+  const records = new CsvRecords((record) => {
     if (!columns) {
-      columns = { status: fields.indexOf('status'), queueId: fields.indexOf('queueId'), createdAt: fields.indexOf('createdAt'), calledAt: fields.indexOf('calledAt') }
-      if (Object.values(columns).includes(-1)) throw new UnreadableExport(`the export's header row lacks a column the charts need: ${fields.join(',')}`)
+      const names = Array.from({ length: record.length }, (_, i) => record.field(i))
+      columns = { status: names.indexOf('status'), queueId: names.indexOf('queueId'), createdAt: names.indexOf('createdAt'), calledAt: names.indexOf('calledAt') }
+      if (Object.values(columns).includes(-1)) throw new UnreadableExport(`the export's header row lacks a column the charts need: ${names.join(',')}`)
       return
     }
-    const created = Date.parse(fields[columns.createdAt]!)
-    if (Number.isNaN(created)) throw new UnreadableExport(`a row has no readable createdAt: ${fields[columns.createdAt]}`)
-    const called = fields[columns.calledAt] ? Date.parse(fields[columns.calledAt]!) : null
-    aggregator.add(fields[columns.status]!, fields[columns.queueId]!, created, called)
+    const created = instantMs(record.bytesOf(columns.createdAt))
+    if (Number.isNaN(created)) throw new UnreadableExport(`a row has no readable createdAt: ${record.text()}`)
+    const calledAt = record.bytesOf(columns.calledAt)
+    const called = calledAt.length > 0 ? instantMs(calledAt) : null
+    aggregator.add(record.field(columns.status), record.field(columns.queueId), created, called)
     lastCreated = created
   })
   const reader = stream.getReader()
-  const decoder = new TextDecoder()
   let bytes = 0
   // At most one progress message per PROGRESS_EVERY_MS, the latest counts always posted in the
   // end: while the next window's request waits, the page shows where reading stopped.
@@ -93,12 +94,11 @@ async function aggregate(stream: ReadableStream<Uint8Array>, start: StartCharts,
       if (done) break
       signal.throwIfAborted()
       bytes += value.byteLength
-      records.push(decoder.decode(value, { stream: true }))
+      records.push(value)
       const wait = PROGRESS_EVERY_MS - (performance.now() - postedAt)
       if (wait <= 0) postProgress()
       else trailing ??= setTimeout(postProgress, wait)
     }
-    records.push(decoder.decode())
     records.end()
   } catch (error) {
     // Tell the server at once that nobody reads any more, so it releases the export's statement.
