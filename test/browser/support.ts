@@ -98,9 +98,10 @@ export async function useToken(page: Page, token: string) {
   await page.getByRole('button', { name: 'Use token' }).click()
 }
 
+/** Exact names: once the charts are drawn, a chart's description ("…from a ticket's creation…") also holds "from". */
 export async function setRange(page: Page, from: string, to: string) {
-  await page.getByLabel('From').fill(from)
-  await page.getByLabel('To (included)').fill(to)
+  await page.getByLabel('From', { exact: true }).fill(from)
+  await page.getByLabel('To (included)', { exact: true }).fill(to)
 }
 
 export function screenshot(page: Page, name: string) {
