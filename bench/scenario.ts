@@ -26,12 +26,15 @@ export type Need =
    * on a free port in a private temp directory and stops it after (startRedis in processes.ts).
    */
   | 'redis-server'
+  /** Debian's Chromium (apt-get install chromium), driven by playwright-core. */
+  | 'chromium'
 
 /** The needs that are programs on the PATH, and how to name each when it is missing. */
 export const TOOLS = {
   sqlite3: 'the sqlite3 CLI (Debian: apt-get install sqlite3)',
   curl: 'curl',
   'redis-server': 'redis-server (Debian: apt-get install redis-server)',
+  chromium: 'Chromium (Debian: apt-get install chromium)',
 } as const satisfies Partial<Record<Need, string>>
 
 /**

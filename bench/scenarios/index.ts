@@ -13,6 +13,7 @@ import { sync } from './sync.ts'
 import { redis } from './redis.ts'
 import { changes } from './changes.ts'
 import { metrics } from './metrics.ts'
+import { charts } from './charts.ts'
 
 /** Every scenario, in the order a run takes them (whatever order --only names them in). */
-export const SCENARIOS: readonly Scenario[] = [csv, formatter, memory, slowReader, pages, fairness, yieldMechanism, tenants, limiter, redis, sync, changes, metrics, processEffect]
+export const SCENARIOS: readonly Scenario[] = [csv, formatter, memory, slowReader, pages, fairness, yieldMechanism, tenants, limiter, redis, sync, changes, metrics, charts, processEffect]

@@ -1,5 +1,6 @@
+import type { BunPlugin } from 'bun'
 import { Elysia } from 'elysia'
-import { join, dirname } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { buildOpenApiDocument, type DocumentedLimits } from '../openapi/document.ts'
 
 const WEB = import.meta.dir
@@ -12,27 +13,66 @@ const SWAGGER_UI = dirname(Bun.resolveSync('swagger-ui-dist/package.json', impor
 const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
-/** The export page's script modules (app.js imports the others), served from this folder as /assets/<name>. */
-const PAGE_MODULES = ['app.js', 'api.js', 'feedback.js', 'range.js', 'places.js', 'preview.js', 'save.js', 'session.js', 'docs.js']
 const STYLESHEETS = ['app.css', 'docs.css']
 
+const SOURCE_ROOT = join(WEB, '..')
+const CLIENT_ENTRY = join(SOURCE_ROOT, 'client', 'index.ts')
+
 /**
- * The project's client (src/client/), bundled for the browser on first request and kept: the
- * export page calls the API through the same module that loaders use.
+ * The scripts served as /assets/<name>, each bundled from its TypeScript entry point: the
+ * project's client (src/client/), the export page, the charts' worker and drawing (loaded when
+ * the analyst asks for charts; the charting library is bundled into the latter) and the API
+ * reference's script.
  */
-function clientBundle(): () => Promise<Response> {
-  let built: Promise<string> | undefined
+const SCRIPTS: Record<string, string> = {
+  'client.js': CLIENT_ENTRY,
+  'app.js': join(WEB, 'app.ts'),
+  'charts-worker.js': join(WEB, 'charts', 'worker.ts'),
+  'charts-view.js': join(WEB, 'charts', 'view.ts'),
+  'docs.js': join(WEB, 'docs.ts'),
+}
+const SCRIPT_NAMES = new Map(Object.entries(SCRIPTS).map(([name, entry]) => [entry, name]))
+
+/**
+ * Bun.build plugin: a page module's import of another served script (the client, the charts'
+ * view) stays an import of its URL, /assets/<name>: the page calls the API through the very
+ * module that loaders use, loaded once, and the charting library loads only with the charts.
+ */
+const servedScriptsAsModules: BunPlugin = {
+  name: 'served-scripts-as-modules',
+  setup(build) {
+    build.onResolve({ filter: /\.ts$/ }, (args) => {
+      if (!args.importer.startsWith(WEB)) return undefined
+      const name = SCRIPT_NAMES.get(resolve(dirname(args.importer), args.path))
+      return name ? { path: `./${name}`, external: true } : undefined
+    })
+  },
+}
+
+/**
+ * The scripts above, built by one Bun.build on the first request for any of them and kept (a
+ * failed build is tried again by the next request). The server needs no build step of its own.
+ */
+function scriptBundles(): (name: string) => () => Promise<Response> {
+  let built: Promise<Map<string, string>> | undefined
   const build = async () => {
-    const result = await Bun.build({ entrypoints: [join(WEB, '..', 'client', 'index.ts')], target: 'browser', format: 'esm' })
-    if (!result.success) throw new AggregateError(result.logs, 'the client bundle did not build')
-    return result.outputs[0]!.text()
+    const result = await Bun.build({ entrypoints: Object.values(SCRIPTS), target: 'browser', format: 'esm', plugins: [servedScriptsAsModules] })
+    if (!result.success) throw new AggregateError(result.logs, 'the page scripts did not build')
+    // Outputs come in no set order, each at its entry point's path under the common root (src/).
+    const outputOf = (entry: string) => {
+      const path = relative(SOURCE_ROOT, entry).replace(/\.ts$/, '.js')
+      const output = result.outputs.find((candidate) => candidate.kind === 'entry-point' && join(candidate.path) === path)
+      if (!output) throw new Error(`the build made no ${path}`)
+      return output.text()
+    }
+    return new Map(await Promise.all(Object.entries(SCRIPTS).map(async ([name, entry]) => [name, await outputOf(entry)] as const)))
   }
-  return async () => {
+  return (name) => async () => {
     built ??= build().catch((error) => {
       built = undefined // a later request tries again
       throw error
     })
-    return new Response(await built, {
+    return new Response((await built).get(name), {
       headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache', 'Content-Security-Policy': CONTENT_SECURITY_POLICY },
     })
   }
@@ -56,10 +96,10 @@ export function webRoutes(limits: DocumentedLimits) {
     .get('/favicon.ico', asset(join(WEB, 'favicon.ico'), 'image/x-icon'))
     .get('/assets/swagger-ui/swagger-ui.css', asset(join(SWAGGER_UI, 'swagger-ui.css'), 'text/css; charset=utf-8'))
     .get('/assets/swagger-ui/swagger-ui-bundle.js', asset(join(SWAGGER_UI, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8'))
-    .get('/assets/client.js', clientBundle())
     .get('/openapi.json', () => new Response(document, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } }))
   // Elysia's .get() adds the route to the instance itself (it returns `this`, with a wider type).
-  for (const name of PAGE_MODULES) routes.get(`/assets/${name}`, asset(join(WEB, name), 'text/javascript; charset=utf-8'))
+  const script = scriptBundles()
+  for (const name of Object.keys(SCRIPTS)) routes.get(`/assets/${name}`, script(name))
   for (const name of STYLESHEETS) routes.get(`/assets/${name}`, asset(join(WEB, name), 'text/css; charset=utf-8'))
   return routes
 }

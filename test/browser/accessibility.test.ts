@@ -1,25 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import type { Page } from 'playwright-core'
-import { browserSetup, AXE_SOURCE, VIEWPORTS, chromiumAvailable, openPage, screenshot, setRange, useToken } from './support.ts'
-
-interface Violation {
-  id: string
-  impact: string | null
-  help: string
-  nodes: { target: string[] }[]
-}
-
-/** Runs axe-core (from node_modules, injected: nothing loaded from another host) on the page as it is. */
-async function seriousViolations(page: Page): Promise<{ id: string; impact: string | null; help: string; targets: string[] }[]> {
-  await page.evaluate(AXE_SOURCE)
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Violation[] }> } }).axe
-    return (await axe.run(document, { resultTypes: ['violations'] })).violations
-  })
-  return violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.map((node) => node.target.join(' ')) }))
-}
+import { browserSetup, seriousViolations, VIEWPORTS, chromiumAvailable, openPage, screenshot, setRange, useToken } from './support.ts'
 
 /**
  * An automated accessibility check of both pages in every state that shows something new:

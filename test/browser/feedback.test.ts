@@ -131,6 +131,7 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
     const { page, requests } = await openPage(setup.browser, setup.server.base)
     expect(await page.getByRole('button', { name: 'Preview' }).isDisabled()).toBe(true)
     expect(await page.getByRole('button', { name: 'Download CSV' }).isDisabled()).toBe(true)
+    expect(await page.getByRole('button', { name: 'Charts' }).isDisabled()).toBe(true)
     await page.getByText('Preview and Download work once a token is accepted.').waitFor()
     // Enter in a date field would submit the form: with no token, nothing happens.
     await page.getByLabel('From').press('Enter')

@@ -66,11 +66,16 @@ export interface OpenOptions {
   picker?: 'none' | 'stub'
   /** Installs Playwright's fake clock in the page before it loads, so countdowns move when told. */
   fakeClock?: boolean
+  /**
+   * The browser's time zone (the page's default zone). UTC unless told, so that a test's days
+   * do not depend on the zone of the machine that runs it.
+   */
+  timezoneId?: string
 }
 
 /** A page that records every request and refuses any that would leave `base`. */
 export async function openPage(browser: Browser, base: string, options: OpenOptions = {}): Promise<{ page: Page; requests: string[] }> {
-  const context = await browser.newContext({ acceptDownloads: true, viewport: options.viewport ?? { width: 1100, height: 900 } })
+  const context = await browser.newContext({ acceptDownloads: true, viewport: options.viewport ?? { width: 1100, height: 900 }, timezoneId: options.timezoneId ?? 'UTC' })
   const requests: string[] = []
   await context.route('**/*', (route) => {
     const url = route.request().url()
@@ -93,9 +98,10 @@ export async function useToken(page: Page, token: string) {
   await page.getByRole('button', { name: 'Use token' }).click()
 }
 
+/** Exact names: once the charts are drawn, a chart's description ("…from a ticket's creation…") also holds "from". */
 export async function setRange(page: Page, from: string, to: string) {
-  await page.getByLabel('From').fill(from)
-  await page.getByLabel('To (included)').fill(to)
+  await page.getByLabel('From', { exact: true }).fill(from)
+  await page.getByLabel('To (included)', { exact: true }).fill(to)
 }
 
 export function screenshot(page: Page, name: string) {
@@ -218,3 +224,22 @@ async function installPickerStub(context: BrowserContext) {
 
 /** The axe-core source from node_modules, injected into pages (nothing is loaded from another host). */
 export const AXE_SOURCE = readFileSync(join(import.meta.dir, '..', '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
+
+interface Violation {
+  id: string
+  impact: string | null
+  help: string
+  nodes: { target: string[] }[]
+}
+
+/** Runs axe-core (from node_modules, injected: nothing loaded from another host) on the page as it is. */
+export async function seriousViolations(page: Page): Promise<{ id: string; impact: string | null; help: string; targets: string[] }[]> {
+  await page.evaluate(AXE_SOURCE)
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Violation[] }> } }).axe
+    return (await axe.run(document, { resultTypes: ['violations'] })).violations
+  })
+  return violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.map((node) => node.target.join(' ')) }))
+}

@@ -1,14 +1,17 @@
 // The preview table: the first rows as the file will hold them, with the queue's and the
 // location's names where the file has their ids (the id stays visible under the name).
 
-const TIMES = ['createdAt', 'calledAt', 'completedAt', 'cancelledAt', 'skippedAt', 'noShowAt']
+import type { Ticket } from '../client/index.ts'
+import type { PlaceNames } from './places.ts'
 
-function cell(text) {
+const TIMES = ['createdAt', 'calledAt', 'completedAt', 'cancelledAt', 'skippedAt', 'noShowAt'] as const satisfies readonly (keyof Ticket)[]
+
+function cell(text: string | null | undefined): HTMLTableCellElement {
   return Object.assign(document.createElement('td'), { textContent: text ?? '' })
 }
 
 /** A name with its id under it (and on hover); just the id when the page does not know the name. */
-function namedCell(name, id) {
+function namedCell(name: string | undefined, id: string): HTMLTableCellElement {
   const td = cell(name ?? id)
   if (name) {
     td.title = id
@@ -21,7 +24,7 @@ function namedCell(name, id) {
  * Fills `table` with `items` (tickets of /v1/tickets). `names` comes from placeNames(); `demo`
  * adds the `demo` column that a demo organisation's CSV carries (the JSON has no such field).
  */
-export function renderPreview(table, items, { names, demo }) {
+export function renderPreview(table: HTMLTableElement, items: readonly Ticket[], { names, demo }: { names: PlaceNames; demo: boolean }): void {
   const columns = ['id', 'number', 'queue', 'location', 'status', ...TIMES, 'calledByDeviceSessionId', ...(demo ? ['demo'] : [])]
   const head = document.createElement('thead')
   const headRow = document.createElement('tr')

@@ -2,18 +2,31 @@
 // with the few changes its markup needs to pass an accessibility check (axe-core, serious and
 // critical rules); the colours are in docs.css.
 
+/** The part of Swagger UI's global (swagger-ui-bundle.js, loaded before this script) that this page uses. */
+interface SwaggerSystem {
+  React: { createElement: (type: string, props: object, ...children: unknown[]) => unknown }
+}
+declare const SwaggerUIBundle: (options: {
+  url: string
+  dom_id: string
+  validatorUrl: null
+  deepLinking: boolean
+  tryItOutEnabled: boolean
+  plugins: ((system: SwaggerSystem) => object)[]
+}) => unknown
+
 /**
  * Swagger UI puts each operation's path, a link when deep linking is on, inside the button that
  * opens the operation: a control nested in a control. A plain span keeps the text; deep links
  * still work, since the URL is updated by the deep-linking plugin and not by this link.
  */
-const PathWithoutNestedLink = (system) => ({
+const PathWithoutNestedLink = (system: SwaggerSystem) => ({
   components: {
-    DeepLink: ({ text }) => system.React.createElement('span', { className: 'nostyle' }, text),
+    DeepLink: ({ text }: { text: string }) => system.React.createElement('span', { className: 'nostyle' }, text),
   },
 })
 
-window.ui = SwaggerUIBundle({
+;(window as unknown as { ui: unknown }).ui = SwaggerUIBundle({
   url: '/openapi.json',
   dom_id: '#reference',
   validatorUrl: null,
@@ -33,4 +46,4 @@ function nameSelects() {
     else if (parameter) select.setAttribute('aria-label', `Values of ${parameter}`)
   }
 }
-new MutationObserver(nameSelects).observe(document.getElementById('reference'), { childList: true, subtree: true })
+new MutationObserver(nameSelects).observe(document.getElementById('reference')!, { childList: true, subtree: true })

@@ -1,49 +1,69 @@
-// The analyst's export page: wires the form to the API. Plain browser JavaScript modules, no build
-// step, nothing loaded from another host. Every API call goes through api.js.
+// The analyst's export page: wires the form to the API. TypeScript modules bundled by the server
+// (src/web/routes.ts) with the client as a module of its own; nothing loaded from another host.
+// Every API call goes through api.ts.
 
-import { ApiResponseError, fetchFirstTickets, fetchLocations, startExport } from './api.js'
-import { createFeedback } from './feedback.js'
-import { compactInstant } from './client.js'
-import { defaultRange, describeRange, isoDay, readRange } from './range.js'
-import { placeNames, readPlaces, renderPlaces } from './places.js'
-import { renderPreview } from './preview.js'
-import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.js'
-import { forgetSession, rememberOrganisation, rememberedOrganisation, storeToken, storedToken, tokenHint } from './session.js'
+import { ApiResponseError, compactInstant, type Ticket } from '../client/index.ts'
+import { fetchFirstTickets, fetchLocations, limitsShownBy, readLimits, startExport, ticketQuery, type PageLimits } from './api.ts'
+import { ChartsFailed, computeCharts, type ChartsProgress } from './charts/run.ts'
+import { createFeedback } from './feedback.ts'
+import { defaultRange, describeRange, readRange, type ReadRange } from './range.ts'
+import { placeNames, readPlaces, renderPlaces, type PlaceSelection } from './places.ts'
+import { renderPreview } from './preview.ts'
+import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.ts'
+import { forgetSession, rememberOrganisation, rememberedOrganisation, storeToken, storeZone, storedToken, storedZone, tokenHint, type Organisation } from './session.ts'
+import { LocalClock, browserTimeZone, canonicalTimeZone, describeOffset, knownTimeZones } from './zone.ts'
 
 /** Rows the preview shows of the page it reads. */
 const PREVIEW_ROWS = 20
 /** Bun refuses request lines over 16 KiB; stay well below with the ticked queues' ids. */
 const MAX_QUERY_CHARS = 12_000
 
-const $ = (id) => document.getElementById(id)
+/** The page's element of that id (index.html has every one this page names). */
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T
+const input = (id: string) => $<HTMLInputElement>(id)
+const button = (id: string) => $<HTMLButtonElement>(id)
 const els = {
-  tokenForm: $('token-form'), token: $('token'), forget: $('forget-token'), tokenStatus: $('token-status'),
-  queryForm: $('query-form'), from: $('from'), to: $('to'), toHelp: $('to-help'), places: $('places'), placesList: $('places-list'),
+  tokenForm: $<HTMLFormElement>('token-form'), token: input('token'), forget: button('forget-token'), tokenStatus: $('token-status'),
+  queryForm: $<HTMLFormElement>('query-form'), from: input('from'), to: input('to'), toHelp: $('to-help'), places: $<HTMLFieldSetElement>('places'), placesList: $('places-list'),
   statuses: $('statuses'), summary: $('summary'),
-  preview: $('preview'), download: $('download'), saveAs: $('save-as'), cancel: $('cancel'), actionsHint: $('actions-hint'),
+  preview: button('preview'), download: button('download'), saveAs: button('save-as'), cancel: button('cancel'), actionsHint: $('actions-hint'),
   progress: $('progress'), demo: $('demo-notice'), quota: $('quota'),
-  previewSection: $('preview-section'), previewCount: $('preview-count'), previewTable: $('preview-table'),
+  previewSection: $('preview-section'), previewCount: $('preview-count'), previewTable: $<HTMLTableElement>('preview-table'),
+  zone: input('zone'), zoneNames: $('zone-names'), zoneHelp: $('zone-help'), charts: button('charts'), progressBar: $<HTMLProgressElement>('progress-bar'),
+  chartsSection: $('charts-section'), chartsSummary: $('charts-summary'), chartsList: $('charts-list'),
 }
 const feedback = createFeedback({
   regions: { token: $('token-message'), range: $('range-message'), query: $('message') },
   progress: els.progress,
 })
 
-const state = {
-  token: storedToken(),
-  /** `{ locations, demo, day, seenAt }` of the token's organisation, once known. */
-  organisation: null,
+const state: {
+  token: string | null
+  /** The token's organisation, once known. */
+  organisation: Organisation | null
   /** Whether the quota figures were read by this page load (not remembered from an earlier one). */
+  freshQuota: boolean
+  busy: boolean
+  /** The AbortController of the download in progress. */
+  download: AbortController | null
+  /** The AbortController of the charts being computed. */
+  charts: AbortController | null
+  /** The time zone whose local days the range means, and its clock. */
+  clock: LocalClock
+} = {
+  token: storedToken(),
+  organisation: null,
   freshQuota: false,
   busy: false,
-  /** The AbortController of the download in progress. */
   download: null,
+  charts: null,
+  clock: new LocalClock(canonicalTimeZone(storedZone() ?? '') ?? browserTimeZone()),
 }
 
 // ---- what the page shows about the token and its organisation ---------------------------------
 
-function listNames(names) {
-  if (names.length <= 3) return names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0]
+function listNames(names: string[]): string {
+  if (names.length <= 3) return names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0]!
   return `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`
 }
 
@@ -66,24 +86,24 @@ function showTokenStatus() {
 }
 
 function showQuota() {
-  const { demo, day, seenAt } = state.organisation ?? {}
+  const { demo, day, seenAt } = state.organisation ?? { demo: false, day: null, seenAt: 0 }
   els.demo.hidden = !demo
   if (!day) {
     els.quota.textContent = ''
     return
   }
   const asOf = state.freshQuota ? '' : ` (as of ${new Date(seenAt).toLocaleTimeString()})`
-  els.quota.textContent = day.remaining > 0
+  els.quota.textContent = day.remaining! > 0
     ? `${day.remaining} of ${day.limit} requests left today${asOf}; each preview or download uses one.`
-    : `No requests left today${asOf}: the quota of ${day.limit} resets at ${new Date(seenAt + day.resetSeconds * 1000).toLocaleTimeString()} (your local time).`
+    : `No requests left today${asOf}: the quota of ${day.limit} resets at ${new Date(seenAt + day.resetSeconds! * 1000).toLocaleTimeString()} (your local time).`
 }
 
 /** Takes in what an answer's rate-limit headers said (demo or not, the day's quota). */
-function noteLimits(limits) {
+function noteLimits(limits: PageLimits) {
   if (!state.organisation) return
   Object.assign(state.organisation, { demo: limits.demo, day: limits.day, seenAt: Date.now() })
   state.freshQuota = true
-  rememberOrganisation(state.token, state.organisation)
+  rememberOrganisation(state.token!, state.organisation)
   showQuota()
   showTokenStatus()
 }
@@ -92,15 +112,16 @@ function updateActions() {
   const ready = Boolean(state.token) && !state.busy
   els.preview.disabled = !ready
   els.download.disabled = !ready
+  els.charts.disabled = !ready
   els.actionsHint.hidden = Boolean(state.token)
 }
 
-function setBusy(busy) {
+function setBusy(busy: boolean) {
   state.busy = busy
   updateActions()
 }
 
-function showOrganisation(organisation) {
+function showOrganisation(organisation: Organisation) {
   state.organisation = organisation
   renderPlaces(els.placesList, organisation.locations, updateSummary)
   els.places.disabled = false
@@ -117,10 +138,13 @@ function clearResults() {
   els.previewSection.hidden = true
   els.previewTable.replaceChildren()
   els.previewCount.textContent = ''
+  els.chartsSection.hidden = true
+  els.progressBar.hidden = true
 }
 
 function dropToken() {
   state.download?.abort()
+  state.charts?.abort()
   forgetSession()
   state.token = null
   state.organisation = null
@@ -134,8 +158,9 @@ function dropToken() {
 }
 
 /** A failed call: a token that is no longer accepted is dropped and explained next to the token field. */
-function handleProblem(error, region) {
-  if (error instanceof ApiResponseError && error.limits) noteLimits(error.limits)
+function handleProblem(error: unknown, region: 'token' | 'query') {
+  const limits = limitsShownBy(error)
+  if (limits) noteLimits(limits)
   if (error instanceof ApiResponseError && (error.status === 401 || error.status === 402)) {
     dropToken()
     els.token.focus()
@@ -148,10 +173,10 @@ function handleProblem(error, region) {
 // ---- the query ----------------------------------------------------------------------------------
 
 function checkedStatuses() {
-  return [...els.statuses.querySelectorAll('input:checked')].map((input) => ({ value: input.value, label: input.parentElement.textContent.trim() }))
+  return [...els.statuses.querySelectorAll<HTMLInputElement>('input:checked')].map((box) => ({ value: box.value, label: box.parentElement!.textContent!.trim() }))
 }
 
-function describeSelection(places, statuses) {
+function describeSelection(places: PlaceSelection, statuses: { label: string }[]): string {
   const queues = places.queueIds.length === 0 || places.all
     ? 'all queues'
     : `${places.queueIds.length} queue${places.queueIds.length === 1 ? '' : 's'} in ${places.locationCount} location${places.locationCount === 1 ? '' : 's'}`
@@ -165,7 +190,7 @@ function readSelection() {
 
 /** The summary line above the buttons and the file-name hint next to To, kept in step with the form. */
 function updateSummary() {
-  const range = readRange(els.from.value, els.to.value)
+  const range = readRange(els.from.value, els.to.value, state.clock)
   const { places, statuses } = readSelection()
   const what = describeSelection(places, statuses)
   els.summary.textContent = range.ok ? `Will export: ${what}, ${describeRange(range)} (${range.days} day${range.days === 1 ? '' : 's'}).` : `Will export: ${what}, once the dates are valid.`
@@ -174,20 +199,24 @@ function updateSummary() {
     : "To is included: the file name ends with the day after it, because the API's end is exclusive."
 }
 
-/** The query of the form, or null after saying what to fix. */
-function currentQuery() {
+/**
+ * The query of the form, or null after saying what to fix. The charts take any range (the client
+ * splits it into windows of 90 days); a file covers at most 90 days.
+ */
+function currentQuery(purpose: 'file' | 'charts' = 'file'): { params: URLSearchParams; summary: string; range: ReadRange } | null {
   els.from.removeAttribute('aria-invalid')
   els.to.removeAttribute('aria-invalid')
-  const range = readRange(els.from.value, els.to.value)
+  const range = readRange(els.from.value, els.to.value, state.clock, purpose === 'charts' ? null : undefined)
   if (!range.ok) {
-    const field = els[range.field]
+    const field = range.field === 'from' ? els.from : els.to
     field.setAttribute('aria-invalid', 'true')
     field.focus()
     feedback.show('range', range.message)
     return null
   }
   const { places, statuses } = readSelection()
-  const params = new URLSearchParams({ from: isoDay(range.fromMs), to: isoDay(range.toMs) })
+  // The zone's midnights as UTC instants: the API's days are UTC days, the analyst's are local.
+  const params = new URLSearchParams({ from: new Date(range.fromMs).toISOString(), to: new Date(range.toMs).toISOString() })
   // All queues ticked is the same as none: the query then names no queue at all.
   if (!places.all) for (const id of places.queueIds) params.append('queueId', id)
   for (const status of statuses) params.append('status', status.value)
@@ -195,20 +224,21 @@ function currentQuery() {
     feedback.show('query', `${places.queueIds.length} queues are too many for one request: tick fewer, or none for all queues.`)
     return null
   }
-  return { params, summary: `${describeSelection(places, statuses)}, ${describeRange(range)}` }
+  return { params, summary: `${describeSelection(places, statuses)}, ${describeRange(range)}`, range }
 }
 
 // ---- actions --------------------------------------------------------------------------------------
 
-async function loadOrganisation(token) {
+async function loadOrganisation(token: string) {
   const { locations, limits } = await fetchLocations(token)
   state.token = token
   state.freshQuota = true
-  showOrganisation({ locations, demo: limits.demo, day: limits.day, seenAt: Date.now() })
-  rememberOrganisation(token, state.organisation)
+  const organisation = { locations, demo: limits.demo, day: limits.day, seenAt: Date.now() }
+  showOrganisation(organisation)
+  rememberOrganisation(token, organisation)
 }
 
-async function useToken(event) {
+async function useToken(event: Event) {
   event.preventDefault()
   const value = els.token.value.trim()
   if (!value) {
@@ -233,13 +263,13 @@ async function useToken(event) {
   }
 }
 
-function countLine(items, more, shown) {
+function countLine(items: Ticket[], more: boolean, shown: number): string {
   const count = more ? `More than ${items.length} tickets match` : `${items.length} ticket${items.length === 1 ? '' : 's'} match${items.length === 1 ? 'es' : ''}`
   const rows = items.length > shown ? `the first ${shown} are shown` : 'all are shown'
   return `${count}; ${rows}${more ? ' (the download has them all)' : ''}.`
 }
 
-async function preview(event) {
+async function preview(event: Event) {
   event.preventDefault()
   clearResults()
   const query = currentQuery()
@@ -268,12 +298,12 @@ async function preview(event) {
   }
 }
 
-function formatBytes(bytes) {
+function formatBytes(bytes: number): string {
   return bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`
 }
 
 /** When the Save dialog may no longer open by itself (the click is too long ago), a fresh click opens it. */
-function waitForSaveClick(name, signal) {
+function waitForSaveClick(name: string, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     els.saveAs.hidden = false
     feedback.show('query', `The server is ready. Press “Choose where to save” to pick a place for ${name}.`, 'info')
@@ -287,8 +317,8 @@ function waitForSaveClick(name, signal) {
   })
 }
 
-function explainFailure(failure) {
-  const cause = failure.cause
+function explainFailure(failure: SaveFailed) {
+  const cause = failure.cause as Error | undefined
   const what = cause instanceof SaveProblem
     ? cause.message
     : cause?.name === 'AbortError' ? 'The download was cancelled.' : 'The transfer broke off before the end of the file.'
@@ -334,6 +364,88 @@ async function download() {
   }
 }
 
+// ---- the time zone and the charts -----------------------------------------------------------------
+
+function showZone() {
+  const zone = state.clock.zone
+  els.zone.value = zone
+  els.zone.removeAttribute('aria-invalid')
+  els.zoneHelp.textContent = `Days are local days in ${zone} (${describeOffset(state.clock.offset(Date.now()))} now): From starts at its midnight there and To ends at the midnight after it.`
+}
+
+/**
+ * Takes the zone typed or picked in the control: a zone the browser knows becomes the page's
+ * (remembered for the tab) and redraws the charts on show; anything else is refused, in a sentence.
+ */
+function useZone() {
+  const typed = els.zone.value.trim()
+  const zone = canonicalTimeZone(typed)
+  if (!zone) {
+    els.zone.setAttribute('aria-invalid', 'true')
+    els.zone.focus()
+    feedback.show('range', `“${typed}” is not a time zone this browser knows. Type an IANA name such as Europe/Amsterdam or America/New_York, or pick one from the list; the days stay in ${state.clock.zone}.`)
+    return
+  }
+  feedback.clear()
+  const changed = zone !== state.clock.zone
+  state.clock = new LocalClock(zone)
+  storeZone(zone)
+  showZone()
+  updateSummary()
+  if (changed && !els.chartsSection.hidden && !state.busy) void charts()
+}
+
+function chartsProgress(progress: ChartsProgress) {
+  els.progressBar.hidden = false
+  els.progressBar.value = progress.fraction
+  feedback.progress(`Reading tickets for the charts: ${progress.tickets.toLocaleString()} so far (${formatBytes(progress.bytes)}, ${Math.round(progress.fraction * 100)}% of the range)…`)
+}
+
+/** A file-name-safe stem for the numbers' CSV files: the local days and the zone. */
+function numbersFileStem(): string {
+  const day = (value: string) => value.replaceAll('-', '')
+  return `${day(els.from.value)}-${day(els.to.value)}_${state.clock.zone.replaceAll('/', '-')}`.replace(/[^A-Za-z0-9_+-]/g, '')
+}
+
+async function charts() {
+  clearResults()
+  const query = currentQuery('charts')
+  if (!query) return
+  const controller = new AbortController()
+  state.charts = controller
+  setBusy(true)
+  els.cancel.disabled = false
+  els.progressBar.value = 0
+  els.progressBar.hidden = false
+  feedback.progress('Asking the server for the tickets…')
+  const zone = state.clock.zone
+  try {
+    const queueNames = new Map([...placeNames(state.organisation?.locations ?? []).queues].map(([id, queue]) => [id, queue.name]))
+    const [{ numbers, limitHeaders }, view] = await Promise.all([
+      computeCharts({ token: state.token!, query: ticketQuery(query.params), zone, firstDay: query.range.firstDay, lastDay: query.range.lastDay, queueNames }, chartsProgress, controller.signal),
+      import('./charts/view.ts'),
+    ])
+    if (limitHeaders.get('RateLimit-Policy')) noteLimits(readLimits(limitHeaders))
+    els.chartsSection.hidden = false
+    const count = `${numbers.tickets.toLocaleString()} ticket${numbers.tickets === 1 ? '' : 's'}`
+    els.chartsSummary.textContent = `${count} created ${describeRange(query.range)}, in days of ${zone}: ${describeSelection(readSelection().places, readSelection().statuses)}.`
+    view.drawCharts(els.chartsList, numbers, numbersFileStem())
+    feedback.progress(numbers.tickets === 0 ? `No tickets match: the charts are empty. Selection: ${query.summary}.` : `Charts drawn from ${count} (days in ${zone}).`)
+    els.chartsSection.scrollIntoView({ block: 'start' })
+  } catch (error) {
+    feedback.progress('')
+    const reason = error instanceof ChartsFailed ? error.reason : error
+    if (error instanceof ChartsFailed && error.limitHeaders.get('RateLimit-Policy')) noteLimits(readLimits(error.limitHeaders))
+    if ((reason as Error | undefined)?.name === 'AbortError') feedback.show('query', 'The charts were cancelled; nothing was drawn.', 'info')
+    else handleProblem(reason, 'query')
+  } finally {
+    state.charts = null
+    els.progressBar.hidden = true
+    els.cancel.disabled = true
+    setBusy(false)
+  }
+}
+
 function forget() {
   dropToken()
   clearResults()
@@ -349,10 +461,23 @@ els.forget.addEventListener('click', forget)
 // Enter in a date field submits this form: that previews (the Preview button is its submit button).
 els.queryForm.addEventListener('submit', preview)
 els.download.addEventListener('click', download)
-els.cancel.addEventListener('click', () => state.download?.abort())
+els.cancel.addEventListener('click', () => {
+  state.download?.abort()
+  state.charts?.abort()
+})
+els.charts.addEventListener('click', charts)
 els.queryForm.addEventListener('input', updateSummary)
+els.zone.addEventListener('change', useZone)
+// Enter in the zone field takes the zone; it does not submit the form (that would preview).
+els.zone.addEventListener('keydown', (event) => {
+  if (event.key !== 'Enter') return
+  event.preventDefault()
+  useZone()
+})
 
-const range = defaultRange(Date.now())
+els.zoneNames.replaceChildren(...knownTimeZones().map((zone) => Object.assign(document.createElement('option'), { value: zone })))
+showZone()
+const range = defaultRange(Date.now(), state.clock)
 els.from.value = range.from
 els.to.value = range.to
 showTokenStatus()

@@ -5,31 +5,73 @@
 
 const CSV_TYPES = [{ description: 'CSV file', accept: { 'text/csv': ['.csv'] } }]
 
+/** The part of the File System Access API the page uses; Chromium's alone, so not in TypeScript's DOM types. */
+interface SaveFilePicker {
+  showSaveFilePicker?: (options: { suggestedName: string; types: typeof CSV_TYPES }) => Promise<SavedFileHandle>
+}
+/** FileSystemHandle.remove() is Chromium's (since 110): a browser may lack it. */
+type SavedFileHandle = FileSystemFileHandle & { remove?: () => Promise<void> }
+
+const pickerWindow = window as Window & SaveFilePicker
+
 /** A problem of the save itself, explained in the page's words (`kind` 'info' for a choice the analyst made). */
 export class SaveProblem extends Error {
-  constructor(message, kind = 'error') {
+  constructor(
+    message: string,
+    readonly kind: 'error' | 'info' = 'error',
+  ) {
     super(message)
-    this.kind = kind
   }
 }
 
 /** A failure after the Save dialog: `leftover` names the empty file that could not be removed, if any. */
 export class SaveFailed extends Error {
-  constructor(cause, leftover) {
-    super(String(cause?.message ?? cause), { cause })
-    this.leftover = leftover
+  constructor(
+    cause: unknown,
+    readonly leftover: string | null,
+  ) {
+    super(String((cause as Error | undefined)?.message ?? cause), { cause })
   }
 }
 
-export function canPickFile() {
-  return typeof window.showSaveFilePicker === 'function'
+/** An export whose headers are in: its body and the server's file name. */
+export interface StartedExport {
+  body: ReadableStream<Uint8Array>
+  name: string
+}
+
+export interface SaveCounts {
+  rows: number
+  bytes: number
+}
+
+export interface SaveOptions {
+  /** Resolves on a fresh click, when the Save dialog may no longer open by itself. */
+  askForClick: () => Promise<void>
+  onProgress: (counts: SaveCounts) => void
+  signal: AbortSignal
+}
+
+/** What was saved: `savedAs` is the name actually chosen in the dialog. */
+export interface Saved extends SaveCounts {
+  savedAs: string
+  picked: boolean
+}
+
+export function canPickFile(): boolean {
+  return typeof pickerWindow.showSaveFilePicker === 'function'
 }
 
 /**
  * Reads `body` to its end, handing each chunk to `sink` and the running counts to `onProgress`.
  * A Cancel counts even when the last bytes had already arrived: the file is then not kept.
  */
-async function pump(body, sink, onProgress, signal) {
+async function pump(
+  body: ReadableStream<Uint8Array>,
+  sink: (chunk: Uint8Array) => unknown,
+  onProgress: (counts: SaveCounts) => void,
+  signal: AbortSignal,
+): Promise<SaveCounts> {
   const reader = body.getReader()
   let bytes = 0
   let newlines = 0
@@ -40,10 +82,10 @@ async function pump(body, sink, onProgress, signal) {
       bytes += value.byteLength
       for (let i = 0; i < value.length; i++) if (value[i] === 10) newlines++
       await sink(value)
-      signal?.throwIfAborted()
+      signal.throwIfAborted()
       onProgress({ rows: Math.max(0, newlines - 1), bytes })
     }
-    signal?.throwIfAborted()
+    signal.throwIfAborted()
   } catch (error) {
     // Tell the server at once that nobody reads any more, so it releases the export's statement.
     await reader.cancel().catch(() => undefined)
@@ -58,51 +100,54 @@ async function pump(body, sink, onProgress, signal) {
  * download (transient activation, about 5 s); when the server took longer, `askForClick` waits
  * for a fresh click before the dialog opens.
  */
-async function pickFile(name, askForClick) {
+async function pickFile(name: string, askForClick: () => Promise<void>): Promise<SavedFileHandle> {
+  const show = pickerWindow.showSaveFilePicker!
   const options = { suggestedName: name, types: CSV_TYPES }
   if (navigator.userActivation && !navigator.userActivation.isActive) await askForClick()
   try {
-    return await window.showSaveFilePicker(options)
+    return await show(options)
   } catch (error) {
-    if (error?.name !== 'SecurityError' && error?.name !== 'NotAllowedError') throw error
+    const name = (error as Error | undefined)?.name
+    if (name !== 'SecurityError' && name !== 'NotAllowedError') throw error
     await askForClick()
-    return window.showSaveFilePicker(options)
+    return show(options)
   }
 }
 
-async function saveWithPicker(exported, { askForClick, onProgress, signal }) {
-  let handle
+async function saveWithPicker(exported: StartedExport, { askForClick, onProgress, signal }: SaveOptions): Promise<Saved> {
+  let handle: SavedFileHandle
   try {
     handle = await pickFile(exported.name, askForClick)
   } catch (error) {
     await exported.body.cancel().catch(() => undefined)
-    if (error?.name === 'AbortError') throw new SaveProblem('Nothing was saved: the Save dialog was closed.', 'info')
+    if ((error as Error | undefined)?.name === 'AbortError') throw new SaveProblem('Nothing was saved: the Save dialog was closed.', 'info')
     throw error
   }
   // The dialog has already created the chosen file, empty: from here on a failure removes it.
-  let writable = null
+  let writable: FileSystemWritableFileStream | null = null
   try {
-    writable = await handle.createWritable()
-    const write = (chunk) => writable.write(chunk).catch((error) => {
-      throw new SaveProblem(`The file could not be written: ${error?.message ?? error}`)
-    })
+    const opened = await handle.createWritable()
+    writable = opened
+    const write = (chunk: Uint8Array) =>
+      opened.write(chunk as Uint8Array<ArrayBuffer>).catch((error: unknown) => {
+        throw new SaveProblem(`The file could not be written: ${(error as Error | undefined)?.message ?? error}`)
+      })
     const counts = await pump(exported.body, write, onProgress, signal)
-    await writable.close()
+    await opened.close()
     return { ...counts, savedAs: handle.name, picked: true }
   } catch (error) {
     await writable?.abort().catch(() => undefined)
     await exported.body.cancel().catch(() => undefined)
-    // FileSystemHandle.remove() is Chromium's (since 110); without it the empty file stays, and the page says so.
     const removed = typeof handle.remove === 'function' && (await handle.remove().then(() => true, () => false))
     throw new SaveFailed(error, removed ? null : handle.name)
   }
 }
 
-async function saveAsBlob(exported, { onProgress, signal }) {
-  const chunks = []
-  let counts
+async function saveAsBlob(exported: StartedExport, { onProgress, signal }: SaveOptions): Promise<Saved> {
+  const chunks: Uint8Array<ArrayBuffer>[] = []
+  let counts: SaveCounts
   try {
-    counts = await pump(exported.body, (chunk) => chunks.push(chunk), onProgress, signal)
+    counts = await pump(exported.body, (chunk) => chunks.push(chunk as Uint8Array<ArrayBuffer>), onProgress, signal)
   } catch (error) {
     throw new SaveFailed(error, null) // nothing was handed to the browser's downloads yet
   }
@@ -115,11 +160,7 @@ async function saveAsBlob(exported, { onProgress, signal }) {
   return { ...counts, savedAs: exported.name, picked: false }
 }
 
-/**
- * Saves an export whose headers are in (see startExport). Resolves with what was saved:
- * `{ savedAs, rows, bytes, picked }`, `savedAs` being the name actually chosen in the dialog.
- * @param {{ askForClick: () => Promise<void>, onProgress: (counts: { rows: number, bytes: number }) => void, signal: AbortSignal }} options
- */
-export function saveExport(exported, options) {
+/** Saves an export whose headers are in (see startExport). */
+export function saveExport(exported: StartedExport, options: SaveOptions): Promise<Saved> {
   return canPickFile() ? saveWithPicker(exported, options) : saveAsBlob(exported, options)
 }

@@ -2,25 +2,35 @@
 // act (the token, the dates, the action buttons), one polite status line for progress. Only one
 // alert shows at a time, and it is scrolled into view: a message below the fold is a message unseen.
 
-import { ApiResponseError } from './api.js'
+import { ApiResponseError, DemoQuotaExceededError, RateLimitedError, UnexpectedResponseError } from '../client/index.ts'
+
+export type MessageKind = 'error' | 'info'
+
+export interface Feedback<Region extends string> {
+  /** Shows `text` in `region` (an error unless `kind` says 'info'), and brings it into view. */
+  show(region: Region, text: string, kind?: MessageKind): void
+  clear(): void
+  /** Turns a failure into a sentence a person understands, shown in `region`. */
+  explain(error: unknown, region: Region): void
+  /** The polite status line: progress and results, never errors. */
+  progress(text: string): void
+}
 
 /**
- * @param {{ regions: Record<string, HTMLElement>, progress: HTMLElement }} elements
- *   `regions` are role="alert" elements, hidden while empty; `progress` is a role="status" line.
+ * `regions` are role="alert" elements, hidden while empty; `progress` is a role="status" line.
  */
-export function createFeedback({ regions, progress }) {
-  let countdown = null
+export function createFeedback<Region extends string>({ regions, progress }: { regions: Record<Region, HTMLElement>; progress: HTMLElement }): Feedback<Region> {
+  let countdown: ReturnType<typeof setInterval> | undefined
 
   function clear() {
     clearInterval(countdown)
-    for (const region of Object.values(regions)) {
+    for (const region of Object.values<HTMLElement>(regions)) {
       region.hidden = true
       region.textContent = ''
     }
   }
 
-  /** Shows `text` in `region` (an error unless `kind` says 'info'), and brings it into view. */
-  function show(region, text, kind = 'error') {
+  function show(region: Region, text: string, kind: MessageKind = 'error') {
     clear()
     const element = regions[region]
     element.className = `message ${kind}`
@@ -30,9 +40,9 @@ export function createFeedback({ regions, progress }) {
   }
 
   /** A countdown from Retry-After that ends in a plain (not red) "try again now". */
-  function countDown(region, seconds) {
+  function countDown(region: Region, seconds: number) {
     const element = regions[region]
-    const wait = (s) => `Too many requests in the last minute. You can try again in ${s} second${s === 1 ? '' : 's'}.`
+    const wait = (s: number) => `Too many requests in the last minute. You can try again in ${s} second${s === 1 ? '' : 's'}.`
     // The whole sentence is in place before the region is scrolled into view.
     show(region, wait(seconds))
     countdown = setInterval(() => {
@@ -47,21 +57,20 @@ export function createFeedback({ regions, progress }) {
     }, 1000)
   }
 
-  /** Turns a failure into a sentence a person understands, shown in `region`. */
-  function explain(error, region) {
-    if (error?.name === 'AbortError') return show(region, 'The download was cancelled.', 'info')
-    if (error?.name === 'UnexpectedResponseError') return show(region, `Something went wrong on the server (HTTP ${error.status}).`)
+  function explain(error: unknown, region: Region) {
+    if ((error as Error | undefined)?.name === 'AbortError') return show(region, 'The download was cancelled.', 'info')
+    if (error instanceof UnexpectedResponseError) return show(region, `Something went wrong on the server (HTTP ${error.status}).`)
     if (!(error instanceof ApiResponseError)) return show(region, 'The server could not be reached. Check your connection and try again.')
     const { status, body } = error
     if (status === 401) return show(region, 'This token was not accepted: it may be mistyped, revoked, or from another installation. Paste a current token.')
     if (status === 402) return show(region, 'The API feature is not enabled for the organisation of this token. Ask an administrator to enable it.')
     if (status === 400) return show(region, `The request was not accepted: ${body.message ?? 'invalid parameters.'}`)
     if (status === 503) return show(region, "The organisation's data cannot be read right now. Please try again in a few minutes.")
-    if (status === 429 && body.error === 'demo_quota_exceeded') {
-      const at = new Date(body.resetAt)
-      return show(region, `This demo organisation has used its ${body.limit} requests for today. The quota resets at ${at.toLocaleString()} (your local time).`)
+    if (error instanceof DemoQuotaExceededError) {
+      const at = new Date(error.resetAt)
+      return show(region, `This demo organisation has used its ${error.limit} requests for today. The quota resets at ${at.toLocaleString()} (your local time).`)
     }
-    if (status === 429) return countDown(region, Number(body.retryAfter ?? 1))
+    if (error instanceof RateLimitedError) return countDown(region, error.retryAfterSeconds)
     return show(region, `Something went wrong on the server (HTTP ${status}). Request id: ${body.requestId ?? 'unknown'}.`)
   }
 
@@ -69,7 +78,6 @@ export function createFeedback({ regions, progress }) {
     show,
     clear,
     explain,
-    /** The polite status line: progress and results, never errors. */
     progress(text) {
       progress.textContent = text
     },

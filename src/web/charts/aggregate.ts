@@ -1,0 +1,129 @@
+// The four charts' numbers, accumulated one ticket at a time as the export streams (in the
+// worker): counts per local day and status, per local weekday and hour, per queue and outcome.
+// No row is kept. An exact quantile needs every value, so each called ticket's wait is kept as
+// one number in a typed array (8 bytes: 8 MB for a million called tickets), sorted at the end.
+
+import type { TicketStatus } from '../../client/index.ts'
+import { TICKET_STATUSES } from '../../client/index.ts'
+import { dayKey, weekday, type DayNumber, type LocalClock } from '../zone.ts'
+
+/** The statuses a ticket ends in: the outcomes compared per queue. */
+export const OUTCOMES = ['COMPLETED', 'NO_SHOW', 'CANCELED', 'SKIPPED'] as const satisfies readonly TicketStatus[]
+export const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const
+
+/** What the charts draw; plain data, posted from the worker to the page. */
+export interface ChartNumbers {
+  zone: string
+  /** Tickets read. */
+  tickets: number
+  /** Every local day of the range, in order, with its tickets per status (TICKET_STATUSES order) and its length in hours. */
+  days: { day: string; hours: number; counts: number[] }[]
+  /** Per queue name with at least one called ticket: waits in ms (quantiles interpolated linearly). */
+  waits: { queue: string; called: number; medianMs: number; p90Ms: number }[]
+  /** arrivals[weekday][hour]: tickets created then, Monday first. */
+  arrivals: number[][]
+  /** Per queue name with at least one ended ticket: its tickets per outcome (OUTCOMES order). */
+  outcomes: { queue: string; counts: number[] }[]
+}
+
+/**
+ * The value at quantile `q` of sorted values, interpolated linearly between the two nearest
+ * ranks: DuckDB's quantile_cont and numpy's default (position q·(n−1) of the sorted values).
+ */
+export function quantileCont(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return Number.NaN
+  const position = q * (sorted.length - 1)
+  const low = sorted[Math.floor(position)]!
+  const high = sorted[Math.ceil(position)]!
+  return low + (high - low) * (position - Math.floor(position))
+}
+
+/** A growing column of numbers in one typed array (doubled when full): 8 bytes a value, no object per value. */
+class NumberColumn {
+  private values = new Float64Array(1024)
+  length = 0
+
+  push(value: number): void {
+    if (this.length === this.values.length) {
+      const grown = new Float64Array(this.values.length * 2)
+      grown.set(this.values)
+      this.values = grown
+    }
+    this.values[this.length++] = value
+  }
+
+  sorted(): Float64Array {
+    return this.values.subarray(0, this.length).sort()
+  }
+}
+
+const STATUS_INDEX = new Map<string, number>(TICKET_STATUSES.map((status, i) => [status, i]))
+const OUTCOME_INDEX = new Map<string, number>(OUTCOMES.map((status, i) => [status, i]))
+
+export class ChartAggregator {
+  private readonly perDay = new Map<DayNumber, number[]>()
+  private readonly arrivals = Array.from({ length: 7 }, () => new Array<number>(24).fill(0))
+  private readonly waits = new Map<string, NumberColumn>()
+  private readonly outcomes = new Map<string, number[]>()
+  private tickets = 0
+
+  /**
+   * `queueNames`: queue id → its name. Queues are compared by name, as an analyst names them:
+   * queues of one name in several locations count together (a queue the list lacks, by its id).
+   */
+  constructor(
+    private readonly clock: LocalClock,
+    private readonly firstDay: DayNumber,
+    private readonly lastDay: DayNumber,
+    private readonly queueNames: ReadonlyMap<string, string>,
+  ) {}
+
+  /** One ticket: its status, queue, and creation and call instants (epoch ms; null when never called). */
+  add(status: string, queueId: string, createdMs: number, calledMs: number | null): void {
+    this.tickets++
+    const { day, hour } = this.clock.local(createdMs)
+    let counts = this.perDay.get(day)
+    if (!counts) this.perDay.set(day, (counts = new Array<number>(TICKET_STATUSES.length).fill(0)))
+    const statusIndex = STATUS_INDEX.get(status)
+    if (statusIndex !== undefined) counts[statusIndex]!++
+    this.arrivals[weekday(day)]![hour]!++
+    const queue = this.queueNames.get(queueId) ?? queueId
+    if (calledMs !== null) {
+      let waits = this.waits.get(queue)
+      if (!waits) this.waits.set(queue, (waits = new NumberColumn()))
+      waits.push(calledMs - createdMs)
+    }
+    const outcome = OUTCOME_INDEX.get(status)
+    if (outcome !== undefined) {
+      let ended = this.outcomes.get(queue)
+      if (!ended) this.outcomes.set(queue, (ended = new Array<number>(OUTCOMES.length).fill(0)))
+      ended[outcome]!++
+    }
+  }
+
+  /** Tickets added so far. */
+  ticketsRead(): number {
+    return this.tickets
+  }
+
+  numbers(): ChartNumbers {
+    const byName = <T extends { queue: string }>(rows: T[]) => rows.sort((a, b) => a.queue.localeCompare(b.queue))
+    const days: ChartNumbers['days'] = []
+    for (let day = this.firstDay; day <= this.lastDay; day++) {
+      days.push({ day: dayKey(day), hours: this.clock.hoursIn(day), counts: this.perDay.get(day) ?? new Array<number>(TICKET_STATUSES.length).fill(0) })
+    }
+    return {
+      zone: this.clock.zone,
+      tickets: this.tickets,
+      days,
+      waits: byName(
+        [...this.waits].map(([queue, column]) => {
+          const sorted = column.sorted()
+          return { queue, called: sorted.length, medianMs: quantileCont(sorted, 0.5), p90Ms: quantileCont(sorted, 0.9) }
+        }),
+      ),
+      arrivals: this.arrivals,
+      outcomes: byName([...this.outcomes].map(([queue, counts]) => ({ queue, counts }))),
+    }
+  }
+}

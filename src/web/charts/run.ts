@@ -1,0 +1,96 @@
+// The page's side of the charts: starts the worker (served as /assets/charts-worker.js), passes
+// progress on, and turns what the worker reports back into the client's own typed errors, so
+// the page explains a 401, 402 or 429 of the charts exactly as it explains the export's.
+
+import { NetworkError, UnexpectedResponseError, errorFromResponse, type TicketQuery } from '../../client/index.ts'
+import type { ChartNumbers } from './aggregate.ts'
+import type { FromWorker, LimitHeaders, ToWorker, WorkerFailure } from './messages.ts'
+
+export interface ChartsRequest {
+  token: string
+  query: TicketQuery
+  zone: string
+  firstDay: number
+  lastDay: number
+  queueNames: Map<string, string>
+}
+
+export interface ChartsProgress {
+  tickets: number
+  bytes: number
+  /** How far into the range the rows read so far reach, 0 to 1. */
+  fraction: number
+}
+
+/** A failure of the charts, with the rate-limit headers the last answer had (for the quota line). */
+export class ChartsFailed extends Error {
+  constructor(
+    readonly reason: unknown,
+    readonly limitHeaders: Headers,
+  ) {
+    super('the charts could not be computed', { cause: reason })
+  }
+}
+
+async function rebuild(failure: WorkerFailure): Promise<unknown> {
+  switch (failure.kind) {
+    case 'api':
+      // The client's own reading of an error answer, from what the worker's client read.
+      return errorFromResponse(new Response(JSON.stringify(failure.body), { status: failure.status, headers: failure.requestId ? { 'X-Request-Id': failure.requestId } : {} }))
+    case 'unexpected':
+      return new UnexpectedResponseError(failure.message, failure.status)
+    case 'cancelled':
+      return new DOMException('The charts were cancelled.', 'AbortError')
+    case 'unreadable':
+      return new UnexpectedResponseError(failure.message, 200)
+    case 'network':
+      return new NetworkError(failure.message, null)
+  }
+}
+
+/**
+ * Computes the charts' numbers in a worker. Resolves with them and the last answer's
+ * rate-limit headers; rejects with ChartsFailed. `signal` cancels: the worker aborts the
+ * export (the server releases its statement) and is then ended.
+ */
+/** The worker of the last charts that ended well, kept for the next (it has its scripts loaded). */
+let idle: Worker | null = null
+
+export function computeCharts(request: ChartsRequest, onProgress: (progress: ChartsProgress) => void, signal: AbortSignal): Promise<{ numbers: ChartNumbers; limitHeaders: Headers }> {
+  const worker = idle ?? new Worker('/assets/charts-worker.js', { type: 'module', name: 'charts' })
+  idle = null
+  const send = (message: ToWorker) => worker.postMessage(message)
+  return new Promise((resolve, reject) => {
+    const finish = (keep: boolean) => {
+      signal.removeEventListener('abort', cancel)
+      worker.onmessage = null
+      worker.onerror = null
+      if (keep) idle = worker
+      else worker.terminate()
+    }
+    const cancel = () => send({ type: 'cancel' })
+    signal.addEventListener('abort', cancel, { once: true })
+    worker.onerror = (event) => {
+      finish(false)
+      reject(new ChartsFailed(new Error(`the charts worker failed: ${event.message}`), new Headers()))
+    }
+    worker.onmessage = async (event: MessageEvent<FromWorker>) => {
+      const message = event.data
+      if (message.type === 'progress') return onProgress(message)
+      finish(message.type === 'done')
+      const headers = new Headers(message.limitHeaders as LimitHeaders)
+      if (message.type === 'done') resolve({ numbers: message.numbers, limitHeaders: headers })
+      else reject(new ChartsFailed(await rebuild(message.failure), headers))
+    }
+    send({
+      type: 'start',
+      origin: location.origin,
+      token: request.token,
+      query: request.query,
+      zone: request.zone,
+      firstDay: request.firstDay,
+      lastDay: request.lastDay,
+      queueNames: [...request.queueNames],
+    })
+  })
+}
