@@ -123,7 +123,10 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
     try {
       const routed = routable(request, context)
       contexts.set(routed, context)
-      return await app.fetch(routed)
+      const response = await app.fetch(routed)
+      // Every way through Elysia reaches `answer`; should one ever not, it is answered here, so
+      // that no request goes unlogged or stays counted in flight.
+      return context.response ? response : answer(context, response, null)
     } catch (error) {
       // Only a fault of the framework or of a hook lands here: still the one JSON body, an access line, nothing left in flight.
       return answer(context, errorResponse(toApiError(error, logger, context.id), context.id), null)
