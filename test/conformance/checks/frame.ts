@@ -63,8 +63,8 @@ export const frameChecks: CheckGroup = {
       },
     },
     {
-      name: 'X-Request-Id: a short plain client id is echoed, anything else replaced',
-      cost: { none: 2 },
+      name: 'X-Request-Id: a short plain client id is echoed, anything else (a token-shaped one included) replaced',
+      cost: { none: 3 },
       async run({ client }) {
         const echoed = await client.request('/v1/queues', { headers: { 'X-Request-Id': 'loader-run-42' } })
         expect(echoed.headers.get('x-request-id')).toBe('loader-run-42')
@@ -72,6 +72,10 @@ export const frameChecks: CheckGroup = {
         const replaced = await client.request('/v1/queues', { headers: { 'X-Request-Id': odd } })
         expect(replaced.headers.get('x-request-id')).not.toBe(odd)
         expect(replaced.headers.get('x-request-id')).toMatch(/^[\w.-]{8,64}$/)
+        // Short and plain, but shaped like a token: never echoed (nor logged).
+        const tokenShaped = `svc_${'A1b2C3d4E5'.repeat(3)}Zz9Yy8Xx`
+        const notEchoed = await client.request('/v1/queues', { headers: { 'X-Request-Id': tokenShaped } })
+        expect(notEchoed.headers.get('x-request-id')).not.toMatch(/svc_/i)
       },
     },
   ],
