@@ -11,7 +11,10 @@ import { CursorCodec } from './tickets/cursor.ts'
 import { TicketQueries } from './tickets/repository.ts'
 import { ChangesTokenCodec } from './changes/token.ts'
 import { createGate } from './admission/gate.ts'
+import http from 'node:http'
 import { createPipeline, type RequestObserver } from './http/pipeline.ts'
+import { PARSER_HEAD_LIMIT_BYTES } from './http/request-head.ts'
+import { lastResortResponse } from './http/last-resort.ts'
 import { accessLog } from './http/access-log.ts'
 import { systemRoutes } from './http/system-routes.ts'
 import { webRoutes } from './web/routes.ts'
@@ -122,7 +125,18 @@ export function createApp(deps: AppDeps): App {
       // Bun in production mode sets SO_REUSEPORT unless told not to: a second server started on
       // this port would share it instead of failing (see http/port-in-use.ts). Only the workers
       // of WORKERS=N, whose parent checked the port, share it on purpose.
-      server = Bun.serve({ port, hostname: config.host, fetch: pipeline.fetch, development: false, reusePort: options.reusePort ?? false })
+      // Bun's parser answers a head over its limit with a bare 431 before the pipeline sees it;
+      // raised here so that the pipeline's lower limit answers with the JSON body (http/request-head.ts).
+      if (http.maxHeaderSize < PARSER_HEAD_LIMIT_BYTES) Object.assign(http, { maxHeaderSize: PARSER_HEAD_LIMIT_BYTES })
+      server = Bun.serve({
+        port,
+        hostname: config.host,
+        fetch: pipeline.fetch,
+        // The pipeline answers every request itself; this is only the net under it.
+        error: (error) => lastResortResponse(error, logger),
+        development: false,
+        reusePort: options.reusePort ?? false,
+      })
       return server
     },
     async close(drainMs = config.shutdownDrainMs) {

@@ -1,12 +1,19 @@
 import type { LogLevel } from './config/config.ts'
+import { redactTokens } from './auth/token-shape.ts'
 
-/** Structured logger: one JSON object per line. Never give it a token, a hash or a file path. */
+/**
+ * Structured logger: one JSON object per line. Never give it a token, a hash or a file path; a
+ * token that reaches it anyway, in any field, percent-encoded or not, is redacted (below).
+ */
 export interface Logger {
   debug(event: string, fields?: Record<string, unknown>): void
   info(event: string, fields?: Record<string, unknown>): void
   warn(event: string, fields?: Record<string, unknown>): void
   error(event: string, fields?: Record<string, unknown>): void
 }
+
+/** Anything that could be a token, or an escaped one: `svc_` in any case, or any percent-escape. */
+const MAY_HOLD_TOKEN = /svc_|%/i
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
 
@@ -15,7 +22,13 @@ export function createLogger(level: LogLevel, write: (line: string, level: LogLe
   const threshold = RANK[level]
   const emit = (lvl: LogLevel) => (event: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < threshold) return
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, event, ...fields }) + '\n', lvl)
+    const record = { time: new Date().toISOString(), level: lvl, event, ...fields }
+    let line = JSON.stringify(record)
+    // Text a client chose (a path, a query, a header, an error message quoting them) can hold a
+    // token. Checking the finished line is cheap; only a line that may hold one is written again
+    // with every string field redacted (auth/token-shape.ts), after percent-decoding.
+    if (MAY_HOLD_TOKEN.test(line)) line = JSON.stringify(record, (_key, value: unknown) => (typeof value === 'string' ? redactTokens(value) : value))
+    write(line + '\n', lvl)
   }
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') }
 }

@@ -39,6 +39,8 @@ export class UnauthorizedError extends ApiResponseError {}
 export class ApiNotEnabledError extends ApiResponseError {}
 export class NotFoundError extends ApiResponseError {}
 export class MethodNotAllowedError extends ApiResponseError {}
+/** 431: the request line and headers are too large (a very long query). Never retried. */
+export class HeadersTooLargeError extends ApiResponseError {}
 /** 429 rate_limited: thrown only once the client's total wait (`maxRetryWaitSeconds`) would be exceeded. */
 export class RateLimitedError extends ApiResponseError {
   get retryAfterSeconds(): number {
@@ -69,6 +71,7 @@ const ERROR_CLASSES: Record<ErrorCode, new (details: ErrorDetails) => ApiRespons
   api_not_enabled: ApiNotEnabledError,
   not_found: NotFoundError,
   method_not_allowed: MethodNotAllowedError,
+  headers_too_large: HeadersTooLargeError,
   rate_limited: RateLimitedError,
   demo_quota_exceeded: DemoQuotaExceededError,
   internal: InternalServerError,

@@ -42,6 +42,7 @@ export const ERROR_STATUS = {
   api_not_enabled: 402,
   not_found: 404,
   method_not_allowed: 405,
+  headers_too_large: 431,
   rate_limited: 429,
   demo_quota_exceeded: 429,
   internal: 500,

@@ -1,4 +1,6 @@
 import type { Caller } from '../admission/caller.ts'
+import { containsTokenShape } from '../auth/token-shape.ts'
+import { requestTarget, STAND_IN_ORIGIN } from './request-target.ts'
 
 /**
  * Everything a handler knows about the request it answers, made once when the request arrives
@@ -6,7 +8,10 @@ import type { Caller } from '../admission/caller.ts'
  * anywhere else.
  */
 export interface RequestContext {
-  /** The client's X-Request-Id when short and plain, otherwise a fresh UUID; in every response and log line. */
+  /**
+   * The client's X-Request-Id when short and plain and not token-shaped, otherwise a fresh UUID;
+   * in every response and log line.
+   */
   readonly id: string
   /** performance.now() when the request arrived. */
   readonly startedAt: number
@@ -45,18 +50,31 @@ export type Handler<Context extends RequestContext = RequestContext> = (context:
 /** A client's X-Request-Id is echoed only when short and plain; otherwise a fresh one is made. */
 const PLAIN_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
 
+/**
+ * The client's request id if it may be echoed and logged: short, plain, and not shaped like a
+ * token (a client that puts its token there must not find it in our logs or responses).
+ */
+function acceptedRequestId(given: string | null): string | undefined {
+  return given !== null && PLAIN_REQUEST_ID.test(given) && !containsTokenShape(given) ? given : undefined
+}
+
+/**
+ * The context of a request, whatever its Host: the path and query come from the request target
+ * (http/request-target.ts), never from a URL built on the Host, so this does not throw.
+ */
 export function createRequestContext(request: Request): RequestContext {
-  const given = request.headers.get('x-request-id')
-  const url = new URL(request.url)
-  const mark = request.url.indexOf('?')
+  const target = requestTarget(request.url)
+  // Prefixed as text, not resolved against a base: a target of `//x` stays a path.
+  const url = new URL(STAND_IN_ORIGIN + target)
+  const mark = target.indexOf('?')
   return {
-    id: given !== null && PLAIN_REQUEST_ID.test(given) ? given : crypto.randomUUID(),
+    id: acceptedRequestId(request.headers.get('x-request-id')) ?? crypto.randomUUID(),
     startedAt: performance.now(),
     request,
     method: request.method,
     path: url.pathname,
     // From the raw text after '?', as sent: the parameters a client wrote, not a re-encoding of them.
-    params: new URLSearchParams(mark === -1 ? '' : request.url.slice(mark + 1)),
+    params: new URLSearchParams(mark === -1 ? '' : target.slice(mark + 1)),
     search: url.search,
     responseHeaders: {},
   }

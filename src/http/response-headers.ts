@@ -27,7 +27,7 @@ export function preflightResponse(): Response {
   return new Response(null, {
     status: 204,
     headers: {
-      'Access-Control-Allow-Methods': 'GET',
+      'Access-Control-Allow-Methods': 'GET, HEAD',
       'Access-Control-Allow-Headers': 'Authorization, X-Request-Id',
       'Access-Control-Max-Age': '600',
     },

@@ -23,14 +23,43 @@ const rateLimitHeaders = {
   'X-Request-Id': ref('headers', 'X-Request-Id'),
 }
 
+/** What any request may get before it reaches an operation: an unknown path, another method, a head too large. */
+const frameResponses = {
+  '404': ref('responses', 'NotFound'),
+  '405': ref('responses', 'MethodNotAllowed'),
+  '431': ref('responses', 'HeadersTooLarge'),
+}
+
 const errorResponses = {
   '400': ref('responses', 'BadRequest'),
   '401': ref('responses', 'Unauthorized'),
   '402': ref('responses', 'ApiNotEnabled'),
+  ...frameResponses,
   '429': ref('responses', 'TooManyRequests'),
   '500': ref('responses', 'Internal'),
   '503': ref('responses', 'DataUnavailable'),
 }
+
+/** The CORS preflight of an operation's path: no token, 204 (docs/api.md#browser-use-and-cors). */
+const preflight = (operationId: string, tags: string[]) => ({
+  operationId,
+  tags,
+  summary: 'CORS preflight',
+  description: 'Answered 204 without a token, for any origin: GET and HEAD allowed, Authorization and X-Request-Id allowed as request headers.',
+  security: [],
+  responses: {
+    '204': {
+      description: 'The preflight answer.',
+      headers: {
+        'Access-Control-Allow-Origin': ref('headers', 'Access-Control-Allow-Origin'),
+        'Access-Control-Allow-Methods': ref('headers', 'Access-Control-Allow-Methods'),
+        'Access-Control-Allow-Headers': ref('headers', 'Access-Control-Allow-Headers'),
+        'X-Request-Id': ref('headers', 'X-Request-Id'),
+      },
+    },
+    '431': ref('responses', 'HeadersTooLarge'),
+  },
+})
 
 const filterParameters = [
   ref('parameters', 'from'), ref('parameters', 'to'), ref('parameters', 'queueId'), ref('parameters', 'locationId'), ref('parameters', 'status'),
@@ -45,7 +74,12 @@ const jsonError = (description: string, extraHeaders: Record<string, unknown> = 
   content: { 'application/json': { schema } },
 })
 
-const header = (description: string, schema: Record<string, unknown>) => ({ description, schema })
+/**
+ * A response header. `required` marks one that every response it is listed on carries; where
+ * such a header is only sometimes sent (a 503 before the limits could be read), `optional` gives
+ * an unmarked copy, since a $ref cannot be amended.
+ */
+const header = (description: string, schema: Record<string, unknown>, required = true) => ({ description, schema, ...(required ? { required: true } : {}) })
 
 /** The limits the running server enforces, so that the document states them as configured. */
 export interface DocumentedLimits {
@@ -53,8 +87,19 @@ export interface DocumentedLimits {
   demoPerDay: number
 }
 
+/** Unmarked copies of `names` from `headers`, plus the X-Request-Id every response carries. */
+function optionalHeaders(names: string[], headers: Record<string, { required?: boolean }>): Record<string, unknown> {
+  const copies: Record<string, unknown> = { 'X-Request-Id': ref('headers', 'X-Request-Id') }
+  for (const name of names) {
+    const { required: _required, ...copy } = headers[name]!
+    copies[name] = copy
+  }
+  return copies
+}
+
 export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, unknown> {
   const { ratePerMinute, demoPerDay } = limits
+  const headers = documentedHeaders(limits)
   return {
     openapi: '3.1.0',
     info: {
@@ -64,6 +109,7 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
         "Read-only access to one organisation's locations, queues and tickets, for data warehouses, BI tools and dashboards. " +
         'Every request carries `Authorization: Bearer <API token>`; the organisation comes from the token. ' +
         `Rate limit: ${ratePerMinute} requests per token in any 60-second window; demo organisations also ${demoPerDay} requests per UTC day. ` +
+        'Every operation also answers HEAD, exactly as GET without the body, counted alike. ' +
         'To download a CSV file without writing code, use the [export page](/).',
       // The project is not open source (package.json is private); SPDX's LicenseRef- form names such a licence.
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
@@ -86,6 +132,7 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
             ...errorResponses,
           },
         },
+        options: preflight('preflightQueues', ['Queues']),
       },
       '/v1/tickets': {
         get: {
@@ -101,6 +148,7 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
             ...errorResponses,
           },
         },
+        options: preflight('preflightTickets', ['Tickets']),
       },
       '/v1/exports/tickets.csv': {
         get: {
@@ -125,6 +173,7 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
             ...errorResponses,
           },
         },
+        options: preflight('preflightExport', ['Tickets']),
       },
     },
     components: {
@@ -179,23 +228,7 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
           schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT },
         },
       },
-      headers: {
-        'X-RateLimit-Limit': header(`Size of the per-token sliding window: ${ratePerMinute} requests per 60 s.`, { type: 'integer', examples: [ratePerMinute] }),
-        'X-RateLimit-Remaining': header('Requests left in the window after this one.', { type: 'integer', minimum: 0 }),
-        'X-RateLimit-Reset': header('Whole seconds, rounded up, until the window is fully restored; 0 when empty.', { type: 'integer', minimum: 0 }),
-        'RateLimit-Policy': header(`IETF draft form of the policy: "minute";q=${ratePerMinute};w=60, plus "day";q=${demoPerDay};w=86400 for demo organisations.`, { type: 'string' }),
-        RateLimit: header('IETF draft form of the state: "minute";r=<remaining>;t=<reset>, plus a "day" item for demo organisations.', { type: 'string' }),
-        'Retry-After': header('Whole seconds (at least 1) until a request will be accepted; for demo_quota_exceeded, until resetAt.', { type: 'integer', minimum: 1 }),
-        'X-Request-Id': header('Identifies the request in the logs; also in every error body.', { type: 'string' }),
-        'Content-Disposition': header('attachment; filename="tickets_<from>_<to>.csv" with instants as YYYYMMDDTHHMMSSZ; demo organisations: demo-tickets_….', { type: 'string' }),
-        'X-Service-Demo': header('1 for a demo organisation; absent for paid ones.', { type: 'string', enum: ['1'] }),
-        [CHANGES_TOKEN_HEADER]: header(
-          'Opaque changes token: pass it as changedAfter in a later request to receive the tickets inserted or changed since this response read the data. ' +
-            'Sent on every 200 of the ticket operations once the organisation\'s data records its changes.',
-          { type: 'string' },
-        ),
-        'WWW-Authenticate': header('Bearer challenge; error="invalid_token" when a token was given.', { type: 'string' }),
-      },
+      headers,
       responses: {
         BadRequest: jsonError('Invalid query parameters (param names the parameter), or a range longer than 90 days.', rateLimitHeaders),
         Unauthorized: jsonError('Token missing, malformed, unknown or revoked.', { 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') }),
@@ -203,11 +236,15 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
         TooManyRequests: jsonError('Rate limit exceeded, or a demo organisation over its daily quota.', { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') }, {
           oneOf: [ref('schemas', 'RateLimited'), ref('schemas', 'DemoQuotaExceeded')],
         }),
+        NotFound: jsonError('No such path (not_found). Paths match exactly: a trailing slash makes another, unknown, path. No token needed; nothing counted.'),
+        MethodNotAllowed: jsonError('A method other than GET, HEAD or the OPTIONS preflight (method_not_allowed). No token needed; nothing counted.', { Allow: ref('headers', 'Allow') }),
+        HeadersTooLarge: jsonError('The request line and headers together exceed 16 KiB (headers_too_large); nothing counted. Past 64 KiB the server closes the connection after a bare 431 without this body.'),
         Internal: jsonError('An unexpected error; the body says nothing internal.'),
         DataUnavailable: jsonError(
           "data_unavailable: the organisation's data cannot be read right now (missing, unreadable or unknown-version tenant file). " +
-            'limits_unavailable: the rate limits cannot be checked right now, so nothing was served; retry after Retry-After (1 second).',
-          { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') },
+            'limits_unavailable: the rate limits cannot be checked right now, so nothing was served; retry after Retry-After (1 second). ' +
+            'The rate-limit headers are sent when the limits could be read, Retry-After with limits_unavailable.',
+          optionalHeaders(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After'], headers),
         ),
       },
       schemas: {
@@ -221,5 +258,31 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
         DemoQuotaExceeded: plain(DemoQuotaSchema),
       },
     },
+  }
+}
+
+/** The response headers of the document; `required` on those always sent where they are listed. */
+function documentedHeaders({ ratePerMinute, demoPerDay }: DocumentedLimits): Record<string, ReturnType<typeof header>> {
+  return {
+    'X-RateLimit-Limit': header(`Size of the per-token sliding window: ${ratePerMinute} requests per 60 s.`, { type: 'integer', examples: [ratePerMinute] }),
+    'X-RateLimit-Remaining': header('Requests left in the window after this one.', { type: 'integer', minimum: 0 }),
+    'X-RateLimit-Reset': header('Whole seconds, rounded up, until the window is fully restored; 0 when empty.', { type: 'integer', minimum: 0 }),
+    'RateLimit-Policy': header(`IETF draft form of the policy: "minute";q=${ratePerMinute};w=60, plus "day";q=${demoPerDay};w=86400 for demo organisations.`, { type: 'string' }),
+    RateLimit: header('IETF draft form of the state: "minute";r=<remaining>;t=<reset>, plus a "day" item for demo organisations.', { type: 'string' }),
+    'Retry-After': header('Whole seconds (at least 1) until a request will be accepted; for demo_quota_exceeded, until resetAt.', { type: 'integer', minimum: 1 }),
+    'X-Request-Id': header('Identifies the request in the logs; also in every error body.', { type: 'string' }),
+    'Content-Disposition': header('attachment; filename="tickets_<from>_<to>.csv" with instants as YYYYMMDDTHHMMSSZ; demo organisations: demo-tickets_….', { type: 'string' }),
+    'X-Service-Demo': header('1 for a demo organisation; absent for paid ones.', { type: 'string', enum: ['1'] }, false),
+    [CHANGES_TOKEN_HEADER]: header(
+      'Opaque changes token: pass it as changedAfter in a later request to receive the tickets inserted or changed since this response read the data. ' +
+        'Sent on every 200 of the ticket operations once the organisation\'s data records its changes.',
+      { type: 'string' },
+      false,
+    ),
+    'WWW-Authenticate': header('Bearer challenge; error="invalid_token" when a token was given.', { type: 'string' }),
+    Allow: header('The methods the path answers: GET, HEAD.', { type: 'string', enum: ['GET, HEAD'] }),
+    'Access-Control-Allow-Origin': header('Any origin: bearer tokens are not ambient credentials.', { type: 'string', enum: ['*'] }),
+    'Access-Control-Allow-Methods': header('The methods a browser may use.', { type: 'string' }),
+    'Access-Control-Allow-Headers': header('The request headers a browser may send: Authorization, X-Request-Id.', { type: 'string' }),
   }
 }

@@ -24,14 +24,17 @@ describe('GET /openapi.json', () => {
     expect((document as { openapi: string }).openapi).toBe('3.1.0')
   })
 
-  test('lists exactly the three operations under /v1, with the bearer scheme', async () => {
+  test('lists exactly the three operations under /v1 (each with its preflight), with the bearer scheme', async () => {
     const document = (await (await server.get('/openapi.json')).json()) as {
       paths: Record<string, Record<string, unknown>>
       components: { securitySchemes: Record<string, { type: string; scheme: string }> }
       security: unknown
     }
     expect(Object.keys(document.paths).sort()).toEqual(['/v1/exports/tickets.csv', '/v1/queues', '/v1/tickets'])
-    for (const operations of Object.values(document.paths)) expect(Object.keys(operations)).toEqual(['get'])
+    for (const operations of Object.values(document.paths)) {
+      expect(Object.keys(operations)).toEqual(['get', 'options'])
+      expect(operations.options).toMatchObject({ security: [], responses: { '204': expect.any(Object) } })
+    }
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
     expect(document.security).toEqual([{ bearerAuth: [] }])
   })
@@ -60,13 +63,38 @@ describe('GET /openapi.json', () => {
   test('every error status of each operation is documented with its body and headers', async () => {
     const document = (await (await server.get('/openapi.json')).json()) as Record<string, any>
     for (const path of Object.keys(document.paths)) {
-      expect(Object.keys(document.paths[path].get.responses).sort()).toEqual(['200', '400', '401', '402', '429', '500', '503'])
+      expect(Object.keys(document.paths[path].get.responses).sort()).toEqual(['200', '400', '401', '402', '404', '405', '429', '431', '500', '503'])
     }
+    expect(Object.keys(document.components.responses.MethodNotAllowed.headers)).toEqual(['X-Request-Id', 'Allow'])
     const headers = Object.keys(document.components.responses.TooManyRequests.headers)
     expect(headers).toEqual(expect.arrayContaining(['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy']))
     expect(Object.keys(document.paths['/v1/exports/tickets.csv'].get.responses['200'].headers)).toEqual(expect.arrayContaining(['Content-Disposition', 'X-Service-Demo', 'X-Changes-Token']))
     expect(Object.keys(document.paths['/v1/tickets'].get.responses['200'].headers)).toEqual(expect.arrayContaining(['X-Changes-Token']))
     expect(document.components.headers['X-Changes-Token'].schema).toEqual({ type: 'string' })
+  })
+
+  test('marks required exactly the response headers that are always sent where they are listed', async () => {
+    const document = (await (await server.get('/openapi.json')).json()) as Record<string, any>
+    const components = document.components.headers as Record<string, { required?: boolean }>
+    const required = Object.keys(components).filter((name) => components[name]!.required === true).sort()
+    expect(Object.keys(components).filter((name) => !required.includes(name)).sort()).toEqual(['X-Changes-Token', 'X-Service-Demo'])
+    // A 503 may come before the limits could be read: there its rate-limit headers are listed unmarked.
+    const unavailable = document.components.responses.DataUnavailable.headers as Record<string, { required?: boolean; $ref?: string }>
+    expect(unavailable['X-Request-Id']!.$ref).toBe('#/components/headers/X-Request-Id')
+    for (const name of ['X-RateLimit-Limit', 'Retry-After']) expect(unavailable[name]!.required).toBeUndefined()
+    // What the document marks required is there on real answers of each kind.
+    server.clock.advance(60_000)
+    const requiredOn = (response: Response, names: string[]) => {
+      for (const name of names) expect({ name, value: response.headers.get(name) }).toEqual({ name, value: expect.any(String) })
+    }
+    const rateLimit = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'X-Request-Id']
+    requiredOn(await server.get('/v1/queues', token), rateLimit)
+    requiredOn(await server.get('/v1/tickets?from=x&to=2026-03-05', token), rateLimit)
+    requiredOn(await server.get('/v1/queues'), ['WWW-Authenticate', 'X-Request-Id'])
+    requiredOn(await server.get('/v1/queues/'), ['X-Request-Id'])
+    requiredOn(await fetch(`${server.base}/v1/queues`, { method: 'DELETE' }), ['Allow', 'X-Request-Id'])
+    requiredOn(await fetch(`${server.base}/v1/queues`, { method: 'OPTIONS' }), ['Access-Control-Allow-Origin', 'Access-Control-Allow-Methods', 'Access-Control-Allow-Headers', 'X-Request-Id'])
+    server.clock.advance(60_000)
   })
 
   test('states the limits this server was started with, not the defaults', async () => {

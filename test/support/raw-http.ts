@@ -62,3 +62,37 @@ export async function eventually(condition: () => boolean, timeoutMs = 10_000, w
     await Bun.sleep(5)
   }
 }
+
+export interface RawResponse {
+  status: number
+  /** Header names in lower case. */
+  headers: Record<string, string>
+  body: string
+  /** Everything received, as sent. */
+  raw: string
+}
+
+/**
+ * Sends `request` byte for byte (a request line and headers written by hand: no Host, a broken
+ * one, an absolute-form target) and reads one response until the server closes the connection.
+ * The request should end the connection itself (HTTP/1.0, or `Connection: close`).
+ */
+export async function rawExchange(base: string, request: string): Promise<RawResponse> {
+  const url = new URL(base)
+  const socket = connect({ host: url.hostname, port: Number(url.port) })
+  const chunks: Buffer[] = []
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+  socket.on('error', () => undefined)
+  socket.write(Buffer.from(request, 'latin1'))
+  await closed
+  const raw = Buffer.concat(chunks).toString('latin1')
+  const end = raw.indexOf('\r\n\r\n')
+  const [statusLine = '', ...lines] = raw.slice(0, end === -1 ? raw.length : end).split('\r\n')
+  const headers: Record<string, string> = {}
+  for (const line of lines) {
+    const colon = line.indexOf(':')
+    if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim()
+  }
+  return { status: Number(statusLine.split(' ')[1]), headers, body: end === -1 ? '' : raw.slice(end + 4), raw }
+}
