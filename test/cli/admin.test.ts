@@ -48,7 +48,7 @@ describe('admin org', () => {
     expect(existsSync(tenantFilePath(dataDir, org.id))).toBe(true)
     const db = openTenant(dataDir, org.id)
     expect(db.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
-    expect(db.query('PRAGMA user_version').get()).toEqual({ user_version: 3 })
+    expect(db.query('PRAGMA user_version').get()).toEqual({ user_version: TENANT_SCHEMA_VERSION })
     db.close()
   })
 
