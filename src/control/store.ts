@@ -8,6 +8,7 @@ import { ensurePrivateDirectory, openWritableDatabase } from '../db/files.ts'
 import { ApiError } from '../errors/api-error.ts'
 import { migrate, schemaVersion } from '../db/migrator.ts'
 import { CONTROL_MIGRATIONS } from './migrations.ts'
+import { slugProblem } from './slug.ts'
 import * as schema from './schema.ts'
 import { apiTokens, demoQuotaUsage, organisations, serviceSettings } from './schema.ts'
 import { newId } from '../ids.ts'
@@ -263,6 +264,8 @@ export class ControlStore {
   // ---- organisations -------------------------------------------------------------------------
 
   createOrganisation(input: { name: string; slug: string; plan: Plan; apiEnabled: boolean; createdAt: string }): Organisation {
+    const problem = slugProblem(input.slug)
+    if (problem !== undefined) throw new ControlStoreError(problem)
     if (this.findOrganisation(input.slug)) throw new ControlStoreError(`slug "${input.slug}" is already taken`)
     const organisation: Organisation = { id: newId('org'), ...input }
     this.orm.insert(organisations).values(organisation).run()

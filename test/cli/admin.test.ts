@@ -76,6 +76,22 @@ describe('admin org', () => {
     expect(admin('org', 'list', '--json').json().organisations).toHaveLength(1)
     expect(readdirSync(tenantDirectory(dataDir)).filter((f) => f.endsWith('.sqlite'))).toHaveLength(1)
   })
+
+  test('the slug rule holds wherever an organisation is made: the CLI and the store alike', () => {
+    expectUsageError(admin('org', 'create', '--name', 'Bad', '--slug', 'org_x'), 'slug "org_x" must be lower-case letters, digits and dashes (at most 63)')
+    expectUsageError(admin('org', 'create', '--name', '!!!'), 'slug "" must be lower-case letters')
+    const store = new ControlStore(dataDir)
+    try {
+      const input = { name: 'Direct', plan: 'paid' as const, apiEnabled: true, createdAt: new Date(NOW).toISOString() }
+      expect(() => store.createOrganisation({ ...input, slug: 'Has Spaces' })).toThrow('slug "Has Spaces" must be lower-case letters')
+      expect(() => store.createOrganisation({ ...input, slug: 'x'.repeat(64) })).toThrow('must be lower-case letters, digits and dashes (at most 63)')
+      expect(store.createOrganisation({ ...input, slug: 'direct-1' }).slug).toBe('direct-1')
+      expect(() => store.createOrganisation({ ...input, slug: 'direct-1' })).toThrow('slug "direct-1" is already taken')
+    } finally {
+      store.close()
+    }
+    expect(existsSync(tenantDirectory(dataDir))).toBe(false) // nothing made for a refused slug
+  })
 })
 
 describe('admin token', () => {
