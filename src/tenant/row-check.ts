@@ -144,7 +144,10 @@ export function contractTriggersSql(): string {
         const checks = ROW_RULES[table]
           .map((rule) => `  SELECT RAISE(ABORT, 'tenant contract: ${ruleText(table, rule)}') WHERE NOT ${ruleSql(rule, 'NEW.')};`)
           .join('\n')
+        // The WHEN clause checks a good row in one expression; only a bad one runs the body,
+        // which names the first rule it breaks.
         return `CREATE TRIGGER ${table}_contract_before_${event.toLowerCase()} BEFORE ${event} ON ${table}
+WHEN NOT (${rowSql(table, 'NEW.')})
 BEGIN
   -- Refuses a row that breaks the value rules of the tenant contract (types, canonical UTC
   -- instants, ticket numbers within 32 bits, no NUL, no empty id), which the analytics API
