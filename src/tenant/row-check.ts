@@ -133,6 +133,18 @@ export function rowSql(table: ContractTable, prefix = ''): string {
 }
 
 /**
+ * SQL true when a row as the API selects it (its columns under their property names, as the
+ * ticket queries alias them: `calledAt`) follows the rules of the columns it serves. For a check
+ * of a whole selection in SQL: `SELECT … FROM (<the export's query>) WHERE NOT (<this>)`.
+ */
+export function servedRowSql(table: ContractTable): string {
+  return PROPERTY_RULES[table]
+    .filter(({ rule }) => !rule.kind.startsWith('personal'))
+    .map(({ rule, key }) => ruleSql({ ...rule, column: key }))
+    .join(' AND ')
+}
+
+/**
  * The triggers of schema version 4: before a row is inserted or updated, each column is checked
  * and the first broken one aborts the writer's statement with the rule it broke. The text is
  * written into files the administration application owns, so it explains itself.

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { migrate } from '../../src/db/migrator.ts'
 import { TENANT_MIGRATIONS } from '../../src/tenant/migrations.ts'
-import { findBreach, MAX_TICKET_NUMBER, ROW_RULES, ruleSql, scanBreaches, valueHolds } from '../../src/tenant/row-check.ts'
+import { findBreach, MAX_TICKET_NUMBER, ROW_RULES, ruleSql, scanBreaches, servedRowSql, valueHolds } from '../../src/tenant/row-check.ts'
 
 /** Values each kind of column is tried with: [value, holds]. */
 const TIMESTAMPS: [unknown, boolean][] = [
@@ -122,5 +122,24 @@ describe('schema version 4 refuses rows that break the rules', () => {
     db.exec(`INSERT INTO tickets VALUES ('t', ${MAX_TICKET_NUMBER}, 'q', 'l', 'COMPLETED', '2026-03-01T08:00:00.000Z', '2026-03-01T08:01:00.000Z',
       '2026-03-01T08:02:00.000Z', NULL, NULL, NULL, 'd', 'Zoë', 'notes', 3, 'hash')`)
     expect(scanBreaches(db, 10)).toEqual({ count: 0, rows: [] })
+  })
+})
+
+describe('the served columns in SQL, over a selection under the property names', () => {
+  test('finds the row a selection would serve that breaks a rule, and ignores the personal columns', () => {
+    const older = new Database(':memory:')
+    migrate(older, TENANT_MIGRATIONS.slice(0, 3))
+    older.exec(`INSERT INTO locations VALUES ('l', 'L', 'l'); INSERT INTO queues (id, location_id, name, slug) VALUES ('q', 'l', 'Q', 'q');
+      INSERT INTO tickets (id, number, queue_id, location_id, status, created_at, party_size, notes) VALUES
+        ('good', 1, 'q', 'l', 'WAITING', '2026-03-01T08:00:00.000Z', 'not a number', x'00'),
+        ('bad', 2, 'q', 'l', 'WAITING', '2026-03-01T09:00:00.000Z', 1, NULL);
+      UPDATE tickets SET called_at = x'00ff' WHERE id = 'bad';`)
+    const selection = `SELECT id AS id, number AS number, queue_id AS queueId, location_id AS locationId, status AS status, created_at AS createdAt,
+      called_at AS calledAt, completed_at AS completedAt, cancelled_at AS cancelledAt, skipped_at AS skippedAt, no_show_at AS noShowAt,
+      called_by_device_session_id AS calledByDeviceSessionId FROM tickets`
+    const broken = (where: string) => older.query(`SELECT id FROM (${selection} ${where}) WHERE NOT (${servedRowSql('tickets')})`).all()
+    expect(broken('')).toEqual([{ id: 'bad' }])
+    expect(broken(`WHERE created_at < '2026-03-01T08:30:00.000Z'`)).toEqual([])
+    older.close()
   })
 })
