@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { runAdmin } from '../../src/cli/admin.ts'
+import { adminRunner, type AdminRun } from '../support/admin-cli.ts'
 import { tenantDirectory, tenantFilePath } from '../../src/tenant/paths.ts'
 import { isWellFormedToken, hashToken } from '../../src/auth/token.ts'
 import { ControlStore } from '../../src/control/store.ts'
@@ -16,16 +16,10 @@ afterEach(() => cleanup())
 
 const NOW = Date.parse('2026-03-10T12:00:00.000Z')
 
-/** Runs the CLI in-process and captures what it wrote. */
-function admin(...argv: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const status = runAdmin(argv, { dataDir, now: NOW, out: (t) => (stdout += t), err: (t) => (stderr += t) })
-  return { argv, status, stdout, stderr, json: () => JSON.parse(stdout) }
-}
+const admin = adminRunner(() => dataDir, NOW)
 
 /** Exit 2, nothing on stdout, one line on stderr; with --json that line is one JSON document. */
-function expectUsageError(result: ReturnType<typeof admin>, fragment: string) {
+function expectUsageError(result: AdminRun, fragment: string) {
   expect(result.status).toBe(2)
   expect(result.stdout).toBe('')
   expect(result.stderr.trim().split('\n')).toHaveLength(1)

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
-import { runAdmin } from '../../src/cli/admin.ts'
+import { adminRunner } from '../support/admin-cli.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { TENANT_MIGRATIONS, TENANT_SCHEMA_VERSION } from '../../src/tenant/migrations.ts'
 import { migrate, schemaVersion } from '../../src/db/migrator.ts'
@@ -14,12 +14,7 @@ afterEach(() => cleanup())
 
 const NOW = Date.parse('2026-03-10T12:00:00.000Z')
 
-function admin(...argv: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const status = runAdmin(argv, { dataDir, now: NOW, out: (t) => (stdout += t), err: (t) => (stderr += t) })
-  return { status, stdout, stderr, json: () => JSON.parse(stdout) }
-}
+const admin = adminRunner(() => dataDir, NOW)
 
 const ticket = (id: string, number = 1) => ({ id, number, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: '2026-03-01T08:00:00.000Z' })
 

@@ -1,17 +1,8 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { shellSnippet } from '../support/doc-snippet.ts'
 import { ControlStore } from '../../src/control/store.ts'
 import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
 import { tempDataDir } from '../support/harness.ts'
-
-/** The README's snippet that revokes "the token just made", as a reader would paste it. */
-function revokeSnippet(): string {
-  const readme = readFileSync('README.md', 'utf8')
-  const at = readme.indexOf('To revoke\nthe token just made')
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(at))
-  if (at < 0 || !block) throw new Error('the README no longer shows how to revoke the token just made')
-  return block[1]!
-}
 
 let dataDir: string
 let cleanup: () => void
@@ -26,7 +17,7 @@ test('the README revoke snippet revokes the token named in it, not the oldest on
   const loader = store.createToken({ organisationId: org.id, name: 'warehouse loader', createdAt: '2026-02-01T00:00:00.000Z' }).record
   store.close()
 
-  const run = Bun.spawn(['bash', '-euo', 'pipefail', '-c', revokeSnippet()], { env: { ...process.env, DATA_DIR: dataDir }, stdout: 'pipe', stderr: 'pipe' })
+  const run = Bun.spawn(['bash', '-euo', 'pipefail', '-c', shellSnippet('README.md', 'To revoke\nthe token just made')], { env: { ...process.env, DATA_DIR: dataDir }, stdout: 'pipe', stderr: 'pipe' })
   const [stdout, stderr, status] = [await new Response(run.stdout).text(), await new Response(run.stderr).text(), await run.exited]
   expect({ status, stderr }).toEqual({ status: 0, stderr: '' })
   expect(stdout).toBe(`revoked token ${loader.id}\n`)

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test'
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { shellSnippet } from '../support/doc-snippet.ts'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, type TestServer } from '../support/harness.ts'
@@ -19,14 +20,6 @@ function shellToolsAvailable(): boolean {
   return false
 }
 const run = shellToolsAvailable() ? test : test.skip
-
-function loaderScript(): string {
-  const api = readFileSync('docs/api.md', 'utf8')
-  const at = api.indexOf('#### In `curl` and `jq`')
-  const block = /```sh\n([\s\S]*?)```/.exec(api.slice(at))
-  if (at < 0 || !block) throw new Error('docs/api.md no longer shows the curl and jq loader')
-  return block[1]!
-}
 
 let server: TestServer
 let work: string
@@ -57,7 +50,7 @@ afterEach(async () => {
 })
 
 async function runLoader(token: string) {
-  const child = Bun.spawn(['sh', '-c', loaderScript()], {
+  const child = Bun.spawn(['sh', '-c', shellSnippet('docs/api.md', '#### In `curl` and `jq`')], {
     cwd: work,
     env: { ...process.env, PATH: `${work}:${process.env.PATH}`, BASE: server.base, API_TOKEN: token },
     stdout: 'pipe',
