@@ -176,6 +176,30 @@ END;`
 const TIMESTAMP_SHAPE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const STATUSES: ReadonlySet<unknown> = new Set(TICKET_STATUSES)
 
+/** Two or four digits of `text` at `at` as a number (the shape is checked first). */
+function digits(text: string, at: number, count: number): number {
+  let n = 0
+  for (let i = at; i < at + count; i++) n = n * 10 + text.charCodeAt(i) - 48
+  return n
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/**
+ * The canonical instant: its shape, then a real date and time of day, read digit by digit
+ * (Date.parse and toISOString cost about ten times as much, and this runs on every served row).
+ */
+export function isCanonicalInstant(text: string): boolean {
+  if (text.length !== 24 || !TIMESTAMP_SHAPE.test(text)) return false
+  const year = digits(text, 0, 4)
+  const month = digits(text, 5, 2)
+  const day = digits(text, 8, 2)
+  if (month < 1 || month > 12 || day < 1) return false
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!
+  return day <= days && digits(text, 11, 2) <= 23 && digits(text, 14, 2) <= 59 && digits(text, 17, 2) <= 59
+}
+
 /** Whether a non-null value, as bun:sqlite returns it, follows the kind (the same rules as `kindSql`). */
 function kindHolds(kind: ValueKind, value: unknown): boolean {
   switch (kind) {
@@ -185,11 +209,8 @@ function kindHolds(kind: ValueKind, value: unknown): boolean {
       return typeof value === 'string' && !value.includes('\0')
     case 'personal-text':
       return typeof value === 'string'
-    case 'timestamp': {
-      if (typeof value !== 'string' || !TIMESTAMP_SHAPE.test(value)) return false
-      const time = Date.parse(value)
-      return !Number.isNaN(time) && new Date(time).toISOString() === value
-    }
+    case 'timestamp':
+      return typeof value === 'string' && isCanonicalInstant(value)
     case 'ticket-number':
       return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_TICKET_NUMBER
     case 'status':
