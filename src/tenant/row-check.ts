@@ -144,6 +144,19 @@ export function servedRowSql(table: ContractTable): string {
     .join(' AND ')
 }
 
+function triggerName(table: ContractTable, event: 'INSERT' | 'UPDATE'): string {
+  return `${table}_contract_before_${event.toLowerCase()}`
+}
+
+/** The names of the triggers of schema version 4, two per table. */
+export const CONTRACT_TRIGGERS: readonly string[] = CONTRACT_TABLES.flatMap((table) => [triggerName(table, 'INSERT'), triggerName(table, 'UPDATE')])
+
+/**
+ * SQL giving 1 when every trigger of version 4 is in the file. A file whose triggers were
+ * dropped (by hand: no migration does it) no longer guarantees its rows, whatever its version.
+ */
+export const CONTRACT_TRIGGERS_PRESENT_SQL = `SELECT count(*) = ${CONTRACT_TRIGGERS.length} AS present FROM sqlite_schema WHERE type = 'trigger' AND name IN (${CONTRACT_TRIGGERS.map((name) => `'${name}'`).join(', ')})`
+
 /**
  * The triggers of schema version 4: before a row is inserted or updated, each column is checked
  * and the first broken one aborts the writer's statement with the rule it broke. The text is
@@ -158,7 +171,7 @@ export function contractTriggersSql(): string {
           .join('\n')
         // The WHEN clause checks a good row in one expression; only a bad one runs the body,
         // which names the first rule it breaks.
-        return `CREATE TRIGGER ${table}_contract_before_${event.toLowerCase()} BEFORE ${event} ON ${table}
+        return `CREATE TRIGGER ${triggerName(table, event)} BEFORE ${event} ON ${table}
 WHEN NOT (${rowSql(table, 'NEW.')})
 BEGIN
   -- Refuses a row that breaks the value rules of the tenant contract (types, canonical UTC

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { migrate } from '../../src/db/migrator.ts'
 import { TENANT_MIGRATIONS } from '../../src/tenant/migrations.ts'
-import { findBreach, MAX_TICKET_NUMBER, ROW_RULES, ruleSql, scanBreaches, servedRowSql, valueHolds } from '../../src/tenant/row-check.ts'
+import { CONTRACT_TRIGGERS_PRESENT_SQL, findBreach, MAX_TICKET_NUMBER, ROW_RULES, ruleSql, scanBreaches, servedRowSql, valueHolds } from '../../src/tenant/row-check.ts'
 
 /** Values each kind of column is tried with: [value, holds]. */
 const TIMESTAMPS: [unknown, boolean][] = [
@@ -150,4 +150,11 @@ describe('the served columns in SQL, over a selection under the property names',
     expect(broken(`WHERE created_at < '2026-03-01T08:30:00.000Z'`)).toEqual([])
     older.close()
   })
+})
+
+test('the triggers of version 4 are all there after the migration, and missed when one is dropped', () => {
+  const present = () => (db.query(CONTRACT_TRIGGERS_PRESENT_SQL).get() as { present: number }).present
+  expect(present()).toBe(1)
+  db.exec('DROP TRIGGER tickets_contract_before_update')
+  expect(present()).toBe(0)
 })
