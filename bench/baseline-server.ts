@@ -10,7 +10,7 @@
  */
 import { Database } from 'bun:sqlite'
 import { csvHeader, csvLine } from '../src/export/csv-format.ts'
-import type { TicketRow } from '../src/tickets/repository.ts'
+import type { Ticket } from '../src/contract/schemas.ts'
 import { BASELINE_COLUMNS, baselinePageHandler } from './baseline-page.ts'
 
 const db = new Database(process.argv[2]!, { readonly: true })
@@ -27,7 +27,7 @@ function csvExport(params: URLSearchParams): Response {
       let text = csvHeader(false)
       while (!next.done) {
         while (!next.done && text.length < 65536) {
-          text += csvLine(next.value as TicketRow, false)
+          text += csvLine(next.value as Ticket, false)
           next = rows.next()
         }
         const written = controller.write(text)

@@ -8,29 +8,30 @@ import { Database } from 'bun:sqlite'
 import { format } from 'fast-csv'
 import { csvHeader, csvLine } from '../src/export/csv-format.ts'
 import { TICKET_FIELDS } from '../src/contract/vocabulary.ts'
-import { bindValues, compileTicketQuery, type TicketRow } from '../src/tickets/repository.ts'
+import { bindValues, compileTicketQuery } from '../src/tickets/repository.ts'
+import type { Ticket } from '../src/contract/schemas.ts'
 import { parseTicketQuery } from '../src/tickets/query.ts'
 import { summarise, type Summary } from './stats.ts'
 
 /** The rows the export would write for [from, to): the service's own export query, read whole. */
-export function readExportRows(file: string, from: string, to: string): TicketRow[] {
+export function readExportRows(file: string, from: string, to: string): Ticket[] {
   const query = parseTicketQuery(new URLSearchParams({ from, to }), 'export')
   const compiled = compileTicketQuery(query, { afterCursor: false, withLimit: false })
   const db = new Database(file, { readonly: true })
   try {
-    return db.query(compiled.sql).all(...bindValues(compiled, query)) as TicketRow[]
+    return db.query(compiled.sql).all(...bindValues(compiled, query)) as Ticket[]
   } finally {
     db.close()
   }
 }
 
-function oursFormat(rows: TicketRow[]): string {
+function oursFormat(rows: Ticket[]): string {
   let out = csvHeader(false)
   for (const row of rows) out += csvLine(row, false)
   return out
 }
 
-function fastCsvFormat(rows: TicketRow[]): Promise<string> {
+function fastCsvFormat(rows: Ticket[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: string[] = []
     const stream = format({ headers: [...TICKET_FIELDS], rowDelimiter: '\r\n', includeEndRowDelimiter: true })
@@ -42,7 +43,7 @@ function fastCsvFormat(rows: TicketRow[]): Promise<string> {
   })
 }
 
-export async function compareFormatters(rows: TicketRow[], runs: number): Promise<{ ours: Summary; fastCsv: Summary; identical: boolean }> {
+export async function compareFormatters(rows: Ticket[], runs: number): Promise<{ ours: Summary; fastCsv: Summary; identical: boolean }> {
   const identical = oursFormat(rows) === (await fastCsvFormat(rows))
   const ours: number[] = []
   const fastCsv: number[] = []

@@ -1,4 +1,3 @@
-import { Elysia } from 'elysia'
 import type { Server } from 'bun'
 import type { Config } from './config/config.ts'
 import { systemClock, type Clock } from './clock.ts'
@@ -6,14 +5,14 @@ import type { Logger } from './logger.ts'
 import { ControlStore } from './control/store.ts'
 import { LastUsedRecorder } from './control/last-used.ts'
 import { TenantPool } from './tenant/pool.ts'
-import type { Limits } from './limits/embedded.ts'
-import { configuredLimits } from './limits/configured.ts'
+import type { Limits } from './limits/types.ts'
+import { createLimits } from './limits/index.ts'
 import { CursorCodec } from './tickets/cursor.ts'
+import { TicketQueries } from './tickets/repository.ts'
 import { ChangesTokenCodec } from './changes/token.ts'
 import { createGate } from './admission/gate.ts'
-import { errorResponse, toApiError } from './http/error-response.ts'
-import { requestInfo } from './http/request-info.ts'
-import { createRequestFrame } from './http/request-frame.ts'
+import { createPipeline, type RequestObserver } from './http/pipeline.ts'
+import { accessLog } from './http/access-log.ts'
 import { systemRoutes } from './http/system-routes.ts'
 import { webRoutes } from './web/routes.ts'
 import { v1Routes } from './http/v1-routes.ts'
@@ -31,6 +30,12 @@ export interface AppDeps {
    * in memory, the quota in control.sqlite
    */
   limits?: (store: ControlStore, clock: Clock) => Limits
+  /**
+   * Told about every answered request after the access log (see http/pipeline.ts): where
+   * metrics and the like hook in.
+   * @default none
+   */
+  observers?: readonly RequestObserver[]
 }
 
 export interface App {
@@ -57,46 +62,39 @@ export function createApp(deps: AppDeps): App {
   // Writes wait only briefly for another process's lock; the demo quota retries without blocking.
   const store = new ControlStore(config.dataDir, { busyTimeoutMs: 20 })
   const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger })
-  const limits = (deps.limits ?? configuredLimits(config))(store, clock)
+  const limits = deps.limits ? deps.limits(store, clock) : createLimits(config, { store, clock })
   const lastUsed = new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
   const cursors = new CursorCodec(store.cursorSigningKey())
-  // One key signs both; each signs under its own tag (see crypto/signature.ts).
+  // One key signs both; each signs under its own tag (see crypto/signed-value.ts).
   const changes = new ChangesTokenCodec(store.cursorSigningKey())
+  const tickets = new TicketQueries()
   const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger })
-  let activeExports = 0
 
-  // Elysia finds the path by searching for '/' from index 11 by default, assuming a host of at
-  // least 4 characters: a proxy's `Host: api` would turn /v1/queues into a 404. Bun.serve here is
-  // plain HTTP (TLS ends at a proxy), so searching from after "http://" is exact.
-  const elysia = new Elysia({ handler: { standardHostname: false } })
-    .onError(({ error, request }) => {
-      const { id } = requestInfo(request)
-      return errorResponse(toApiError(error, logger, id), id)
-    })
-    .use(systemRoutes({ store, limitsReady: () => gate.limitsReady() }))
-    .use(webRoutes({ ratePerMinute: config.rateLimitPerMinute, demoPerDay: config.demoDailyQuota }))
-    .use(
-      v1Routes({
-        gate,
-        queues: queuesHandler(pool),
-        tickets: ticketsHandler(pool, cursors, changes),
-        exportCsv: exportHandler({
-          pool,
-          changes,
-          stallTimeoutMs: config.exportStallTimeoutMs,
-          logger,
-          onStart: () => activeExports++,
-          onEnd: () => activeExports--,
-        }),
+  const pipeline = createPipeline({ logger, observers: [accessLog(logger), ...(deps.observers ?? [])] })
+  const routes = [
+    ...systemRoutes({ store, limitsReady: () => gate.limitsReady() }),
+    ...v1Routes({
+      gate,
+      queues: queuesHandler(pool),
+      tickets: ticketsHandler(pool, tickets, cursors, changes),
+      exportCsv: exportHandler({
+        pool,
+        tickets,
+        changes,
+        stallTimeoutMs: config.exportStallTimeoutMs,
+        logger,
       }),
-    )
+    }),
+  ]
+  for (const { path, handler } of routes) pipeline.route(path, handler)
+  // The pages answer with whole responses of their own; the pipeline's hooks apply to them as well.
+  pipeline.mount(webRoutes({ ratePerMinute: config.rateLimitPerMinute, demoPerDay: config.demoDailyQuota }))
 
-  const frame = createRequestFrame({ knownPaths: new Set(elysia.routes.map((route) => route.path)), handle: elysia.fetch, logger })
-  const inFlight = () => frame.active() + activeExports
+  const inFlight = () => pipeline.active()
   let server: Server<undefined> | undefined
 
   return {
-    fetch: frame.fetch,
+    fetch: pipeline.fetch,
     store,
     pool,
     limits,
@@ -105,7 +103,7 @@ export function createApp(deps: AppDeps): App {
       // Bun in production mode sets SO_REUSEPORT unless told not to: a second server started on
       // this port would share it instead of failing (see http/port-in-use.ts). Only the workers
       // of WORKERS=N, whose parent checked the port, share it on purpose.
-      server = Bun.serve({ port, hostname: config.host, fetch: frame.fetch, development: false, reusePort: options.reusePort ?? false })
+      server = Bun.serve({ port, hostname: config.host, fetch: pipeline.fetch, development: false, reusePort: options.reusePort ?? false })
       return server
     },
     async close(drainMs = config.shutdownDrainMs) {

@@ -1,4 +1,4 @@
-import { sameSignature, signatureOf } from '../crypto/signature.ts'
+import { SignedValueCodec, type SignedValueKind } from '../crypto/signed-value.ts'
 import { invalidParam } from '../errors/api-error.ts'
 
 /** A position in one tenant file's stream of changes: its history and a version in it. */
@@ -7,57 +7,48 @@ export interface ChangesPosition {
   version: number
 }
 
-/** Longer than any token this codec makes (an organisation id is at most 64 characters). */
-const MAX_TOKEN_LENGTH = 512
-const BASE64URL = /^[A-Za-z0-9_-]+$/
+const CHANGES_TOKEN: SignedValueKind = {
+  // Longer than any token made here: an organisation id is at most 64 characters, a history id 32.
+  maxLength: 512,
+  signedText: (payload) => JSON.stringify(['changes', 1, payload]),
+}
 
 /**
  * Changes tokens (the X-Changes-Token header, taken back as `changedAfter`):
- * `base64url(JSON [organisationId, historyId, version]) . base64url(HMAC)`, signed as cursors
- * are. The organisation and the history travel inside the signed payload, not only in the
+ * `base64url(JSON [organisationId, historyId, version]) . base64url(HMAC)`, a signed value
+ * (crypto/signed-value.ts) as cursors are. The organisation and the history travel inside the signed payload, not only in the
  * signature, so that each way a token can be wrong gets its own answer: a token that does not
  * parse (malformed), one whose signature fails (altered), and a genuine one of another
  * organisation. Its history is checked against the file by `readChangeWindow`.
  */
 export class ChangesTokenCodec {
-  constructor(private readonly signingKey: string) {}
+  private readonly codec: SignedValueCodec
+
+  constructor(signingKey: string) {
+    this.codec = new SignedValueCodec(signingKey)
+  }
 
   encode(organisationId: string, position: ChangesPosition): string {
-    const payload = Buffer.from(JSON.stringify([organisationId, position.historyId, position.version])).toString('base64url')
-    return `${payload}.${this.sign(payload)}`
+    return this.codec.encode(CHANGES_TOKEN, [organisationId, position.historyId, position.version])
   }
 
   /** The position a token carries; throws 400 `param: changedAfter` unless it is one of this organisation's. */
   decode(organisationId: string, token: string): ChangesPosition {
-    const parts = token.split('.')
-    if (token.length > MAX_TOKEN_LENGTH || parts.length !== 2 || !parts.every((part) => BASE64URL.test(part))) throw malformed()
-    const [payload, signature] = parts as [string, string]
-    if (!sameSignature(signature, this.sign(payload))) throw altered()
-    const fields = parsePayload(payload)
+    const decoded = this.codec.decode(CHANGES_TOKEN, token)
+    if (!decoded.ok) throw decoded.problem === 'altered' ? altered() : malformed()
     // Signed by us yet not our shape: cannot come from this codec, so it is as good as malformed.
-    if (!fields) throw malformed()
-    if (fields[0] !== organisationId) throw otherOrganisation()
-    return { historyId: fields[1], version: fields[2] }
-  }
-
-  private sign(payload: string): string {
-    return signatureOf(this.signingKey, JSON.stringify(['changes', 1, payload]))
+    if (!isPosition(decoded.fields)) throw malformed()
+    const [tokenOrganisation, historyId, version] = decoded.fields
+    if (tokenOrganisation !== organisationId) throw otherOrganisation()
+    return { historyId, version }
   }
 }
 
-function parsePayload(payload: string): [string, string, number] | null {
-  try {
-    const fields = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown
-    if (
-      Array.isArray(fields) && fields.length === 3 && typeof fields[0] === 'string' && typeof fields[1] === 'string' &&
-      Number.isSafeInteger(fields[2]) && fields[2] >= 0
-    ) {
-      return fields as [string, string, number]
-    }
-  } catch {
-    // not JSON
-  }
-  return null
+function isPosition(fields: unknown): fields is [string, string, number] {
+  return (
+    Array.isArray(fields) && fields.length === 3 && typeof fields[0] === 'string' && typeof fields[1] === 'string' &&
+    Number.isSafeInteger(fields[2]) && fields[2] >= 0
+  )
 }
 
 function malformed() {

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm'
 import { QueryBuilder } from 'drizzle-orm/sqlite-core'
 import { invalidParam } from '../errors/api-error.ts'
 import { hasChangeTracking } from '../tenant/migrations.ts'
-import type { TenantLease } from '../tenant/pool.ts'
+import type { TenantLease } from '../tenant/lease.ts'
 import { changeHistory } from '../tenant/schema.ts'
 import type { ChangesPosition, ChangesTokenCodec } from './token.ts'
 

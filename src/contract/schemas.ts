@@ -98,4 +98,3 @@ export type Location = Static<typeof LocationSchema>
 export type QueuesResponse = Static<typeof QueuesResponseSchema>
 export type Ticket = Static<typeof TicketSchema>
 export type TicketPage = Static<typeof TicketPageSchema>
-export type ErrorBody = Static<typeof ErrorSchema>

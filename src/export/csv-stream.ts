@@ -1,29 +1,25 @@
-import { SQLiteError, type Statement } from 'bun:sqlite'
-import type { TenantLease } from '../tenant/pool.ts'
-import { endSnapshot } from '../tenant/read.ts'
-import type { TicketQuery } from '../tickets/query.ts'
-import { prepareTicketExport, type TicketRow } from '../tickets/repository.ts'
+import type { TenantSnapshot } from '../tenant/snapshot.ts'
+import type { Ticket } from '../contract/schemas.ts'
 import { csvHeader, csvLine } from './csv-format.ts'
 
 export type ExportOutcome = 'complete' | 'cancelled' | 'stalled' | 'failed'
 
 export interface ExportStreamOptions {
   /**
-   * A connection of the export's own. Its caller may have begun a read transaction on it (so
-   * that what it read first, the X-Changes-Token, comes from the rows' snapshot): the stream
-   * ends it with its statement.
+   * The export's snapshot, on a connection of its own; its caller may have read from it first
+   * (the X-Changes-Token, which must come from the rows' snapshot). The stream iterates the rows
+   * in it and closes it, however the export ends.
    */
-  lease: TenantLease
-  query: TicketQuery
-  /** changedAfter: only tickets inserted or changed after this version of the change log. */
-  sinceVersion?: number | null
+  snapshot: TenantSnapshot
+  /** The export's query, its SQL and values (TicketQueries.exportQuery). */
+  select: { sql: string; values: readonly (string | number)[] }
   demo: boolean
   /** A reader that takes nothing for this long loses its export (the statement is released). */
   stallTimeoutMs: number
   /** Bytes of CSV per chunk: large enough to amortise a chunk's cost, small enough to interleave. */
   chunkBytes?: number
   /**
-   * Called once, when the export ends in any way, after the statement and lease are released.
+   * Called once, when the export ends in any way, after the snapshot is closed.
    * `chars` counts UTF-16 code units of CSV text (equal to bytes for ASCII data).
    */
   onEnd?: (outcome: ExportOutcome, stats: { rows: number; chars: number; error?: unknown }) => void
@@ -40,7 +36,7 @@ interface DirectController {
 }
 
 /**
- * A CSV stream over a lazy statement iterator on a tenant connection leased for this export.
+ * A CSV stream over a lazy statement iterator in the export's snapshot (TenantSnapshot).
  *
  * Everything that can fail before the first byte fails in this function (preparing the
  * statement and reading the first row), so the caller can still answer with a JSON error. After
@@ -49,27 +45,14 @@ interface DirectController {
  * than a pull-based stream; see docs/architecture.md#direct-stream-and-backpressure). Memory stays flat whatever the row count: a write
  * the socket cannot take yet returns a promise, and the loop waits for it, so a slow reader
  * slows the query instead of filling memory. Every ending (complete, cancel, stall, failure)
- * finalises the statement and releases the lease exactly once. A failure after the first byte
+ * closes the snapshot exactly once. A failure after the first byte
  * aborts the response, so the client sees a truncated transfer, never a file that looks complete.
  */
 export function createCsvExportStream(options: ExportStreamOptions): ReadableStream<string> {
-  const { lease, query, sinceVersion = null, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd } = options
-  let statement: Statement
-  let rows: IterableIterator<unknown>
-  let next: IteratorResult<unknown>
-  try {
-    const prepared = prepareTicketExport(lease, query, sinceVersion)
-    statement = prepared.statement
-    rows = statement.iterate(...prepared.values)
-    next = rows.next()
-  } catch (error) {
-    endSnapshot(lease)
-    lease.release()
-    // Our SQL is fixed, so a SQLite error here means the file cannot be served (503); anything
-    // else is a bug of ours and must show as one (500), not as the organisation's data.
-    if (error instanceof SQLiteError) throw lease.fail(error)
-    throw error
-  }
+  const { snapshot, select, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd } = options
+  // A failure here closes the snapshot and throws: 503 for a file that broke, a bug of ours as itself (500).
+  snapshot.iterate(select.sql, select.values)
+  let next = snapshot.next()
 
   let rowCount = 0
   let charCount = 0
@@ -82,18 +65,15 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
     ended = true
     clearInterval(watchdog)
     try {
-      rows.return?.()
-      statement.finalize()
-      endSnapshot(lease)
+      snapshot.close()
     } finally {
-      lease.release()
       onEnd?.(outcome, { rows: rowCount, chars: charCount, error })
     }
   }
 
   // A reader that stops reading leaves a write waiting for the socket forever: Bun's idle
-  // timeout does not end such a response. The watchdog notices, releases the statement and the
-  // lease, and aborts the response.
+  // timeout does not end such a response. The watchdog notices, closes the snapshot (the
+  // statement, the transaction, the lease) and aborts the response.
   const watchdog = setInterval(
     () => {
       if (ended || Date.now() - lastProgress < stallTimeoutMs) return
@@ -108,9 +88,9 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
   const nextChunk = (header: boolean): string => {
     let text = header ? csvHeader(demo) : ''
     while (!next.done && text.length < chunkBytes) {
-      text += csvLine(next.value as TicketRow, demo)
+      text += csvLine(next.value as Ticket, demo)
       rowCount++
-      next = rows.next()
+      next = snapshot.next()
     }
     charCount += text.length
     return text
@@ -141,8 +121,7 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
         controller.close()
       } catch (error) {
         if (ended) return
-        // The file broke under the iterator: drop the handle too, so the next request reopens it.
-        if (error instanceof SQLiteError) lease.fail(error)
+        // The snapshot is closed already, and a file that broke under the iterator failed (the next request reopens it).
         end('failed', error)
         controller.close(error instanceof Error ? error : new Error(String(error)))
       }

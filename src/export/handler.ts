@@ -1,52 +1,43 @@
-import { SQLiteError } from 'bun:sqlite'
-import type { Caller } from '../admission/caller.ts'
 import type { ChangesTokenCodec } from '../changes/token.ts'
-import { readChangeWindow, type ChangeWindow } from '../changes/window.ts'
+import { readChangeWindow } from '../changes/window.ts'
 import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
 import type { Logger } from '../logger.ts'
+import type { AdmittedContext } from '../http/context.ts'
 import type { TenantPool } from '../tenant/pool.ts'
-import { beginSnapshot, endSnapshot } from '../tenant/read.ts'
 import { exportFileName } from '../contract/instant.ts'
 import { parseTicketQuery } from '../tickets/query.ts'
+import type { TicketQueries } from '../tickets/repository.ts'
 import { acceptsGzip } from './accept-encoding.ts'
-import { createCsvExportStream, type ExportOutcome } from './csv-stream.ts'
+import { createCsvExportStream } from './csv-stream.ts'
 
 export interface ExportDeps {
   pool: TenantPool
+  tickets: TicketQueries
   changes: ChangesTokenCodec
   stallTimeoutMs: number
   logger: Logger
-  /** Told when an export starts and ends, so shutdown can wait for running ones. */
-  onStart?: () => void
-  onEnd?: (outcome: ExportOutcome) => void
 }
 
 /**
  * GET /v1/exports/tickets.csv: every check (query, changedAfter, tenant file, the statement and
  * its first row) happens before the response starts; then the CSV streams, gzip-compressed on
  * the fly when the client accepts it. The X-Changes-Token and the rows are read in one read
- * transaction (docs/api.md#loading-incrementally), which the stream ends with its statement.
+ * snapshot (docs/api.md#loading-incrementally), which the stream closes when it ends.
  */
 export function exportHandler(deps: ExportDeps) {
-  return (caller: Caller, params: URLSearchParams, request: Request, requestId: string): Response => {
+  return (context: AdmittedContext): Response => {
+    const { caller, params, request, id: requestId } = context
     const query = parseTicketQuery(params, 'export')
     const since = query.changedAfter === null ? null : deps.changes.decode(caller.organisationId, query.changedAfter)
     // A connection of its own: the export's snapshot must not hold back the organisation's pages.
-    const lease = deps.pool.acquireOwn(caller.organisationId)
-    let window: ChangeWindow
-    try {
-      beginSnapshot(lease)
-      window = readChangeWindow(lease, deps.changes, since)
-    } catch (error) {
-      endSnapshot(lease)
-      lease.release()
-      throw error instanceof SQLiteError ? lease.fail(error) : error
-    }
+    const snapshot = deps.pool.openSnapshot(caller.organisationId, { requestId, own: true })
+    const window = snapshot.read((lease) => readChangeWindow(lease, deps.changes, since))
     const startedAt = performance.now()
+    let bodyEnded!: () => void
+    const ended = new Promise<void>((resolve) => (bodyEnded = resolve))
     const csv = createCsvExportStream({
-      lease,
-      query,
-      sinceVersion: window.sinceVersion,
+      snapshot,
+      select: deps.tickets.exportQuery(query, window.sinceVersion),
       demo: caller.demo,
       stallTimeoutMs: deps.stallTimeoutMs,
       onEnd: (outcome, stats) => {
@@ -60,10 +51,12 @@ export function exportHandler(deps: ExportDeps) {
         }
         if (outcome === 'failed') deps.logger.error('export_failed', { ...fields, error: String(stats.error) })
         else deps.logger.info('export_ended', fields)
-        deps.onEnd?.(outcome)
+        bodyEnded()
       },
     })
-    deps.onStart?.()
+    // Only now that the stream exists (it ends, and calls onEnd, whatever happens): the pipeline
+    // counts the request in flight until then, so shutdown waits for running exports.
+    context.bodyEnded = ended
     const headers: Record<string, string> = {
       'Content-Type': 'text/csv; charset=utf-8',
       'Content-Disposition': `attachment; filename="${exportFileName(query.fromMs, query.toMs, caller.demo)}"`,

@@ -1,3 +1,6 @@
+import type { Logger } from '../logger.ts'
+import type { RequestObserver } from './pipeline.ts'
+
 /** Anything shaped like an API token in a logged query string is replaced, so no token reaches a log. */
 const TOKEN_LIKE = /svc_[A-Za-z0-9%]*/gi
 
@@ -10,4 +13,20 @@ export function redactQuery(search: string): string | undefined {
   let query = search.slice(1)
   if (/svc(_|%5f)/i.test(query)) query = query.replace(/svc%5f/gi, 'svc_').replace(TOKEN_LIKE, 'svc_[redacted]')
   return query.length > 512 ? `${query.slice(0, 512)}…` : query
+}
+
+/** One access-log line per answered request (docs/operations.md#logs): the pipeline's first observer. */
+export function accessLog(logger: Logger): RequestObserver {
+  return ({ context, response, durationMs }) => {
+    logger.info('request', {
+      requestId: context.id,
+      method: context.method,
+      path: context.path,
+      query: redactQuery(context.search),
+      status: response.status,
+      durationMs,
+      organisationId: context.caller?.organisationId,
+      tokenId: context.caller?.tokenId,
+    })
+  }
 }

@@ -1,13 +1,14 @@
 import { NotFoundError, ParseError, ValidationError } from 'elysia'
 import { ApiError, errorBody } from '../errors/api-error.ts'
-import { TenantUnavailableError } from '../tenant/pool.ts'
+import { TenantUnavailableError } from '../tenant/lease.ts'
 import type { Logger } from '../logger.ts'
 
 /** Maps anything thrown while answering a request to an ApiError; unexpected errors become 500. */
 export function toApiError(error: unknown, logger: Logger, requestId: string): ApiError {
   if (error instanceof ApiError) return error
   if (error instanceof TenantUnavailableError) {
-    return new ApiError('data_unavailable', "The organisation's data cannot be read right now; try again later.")
+    // The kind of failure only: the reason, with SQLite's message, is in the pool's log line, under the same request id.
+    return new ApiError('data_unavailable', `The organisation's data cannot be read right now (its data file is ${error.kind}); try again later.`)
   }
   if (error instanceof NotFoundError) return notFound()
   if (error instanceof ValidationError || error instanceof ParseError) {

@@ -1,22 +1,27 @@
-import { Elysia } from 'elysia'
 import type { ControlStore } from '../control/store.ts'
 import { ApiError } from '../errors/api-error.ts'
+import { jsonResponse } from './context.ts'
+import type { Route } from './route.ts'
 
 /**
  * Liveness and readiness, outside /v1 and without a token (docs/operations.md#health-and-readiness).
  * Ready means the control store can be read and the limits can be checked.
  */
-export function systemRoutes(options: { store: ControlStore; limitsReady: () => Promise<boolean> }) {
+export function systemRoutes(options: { store: ControlStore; limitsReady: () => Promise<boolean> }): Route[] {
   const { store, limitsReady } = options
-  return new Elysia({ name: 'system' })
-    .get('/healthz', () => ({ status: 'ok' }))
-    .get('/readyz', async () => {
-      try {
-        store.db.query('SELECT 1 FROM organisations LIMIT 1').get()
-      } catch {
-        throw new ApiError('data_unavailable', 'The control store cannot be read.')
-      }
-      if (!(await limitsReady())) throw new ApiError('limits_unavailable', 'The rate limits cannot be checked right now.', {}, { 'Retry-After': '1' })
-      return { status: 'ready' }
-    })
+  return [
+    { path: '/healthz', handler: () => jsonResponse({ status: 'ok' }) },
+    {
+      path: '/readyz',
+      handler: async () => {
+        try {
+          store.db.query('SELECT 1 FROM organisations LIMIT 1').get()
+        } catch {
+          throw new ApiError('data_unavailable', 'The control store cannot be read.')
+        }
+        if (!(await limitsReady())) throw new ApiError('limits_unavailable', 'The rate limits cannot be checked right now.', {}, { 'Retry-After': '1' })
+        return jsonResponse({ status: 'ready' })
+      },
+    },
+  ]
 }

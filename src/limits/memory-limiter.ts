@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts'
-import { countedDecision, type RateLimiter, type WindowDecision, type WindowState } from './rate-limiter.ts'
+import { countedDecision } from './state.ts'
+import type { RateLimiter, WindowDecision, WindowState } from './types.ts'
 import { SlidingWindowLog } from './sliding-window.ts'
 
 /**

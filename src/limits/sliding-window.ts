@@ -1,5 +1,5 @@
-import type { WindowState } from './rate-limiter.ts'
-import { describeWindow } from './window-state.ts'
+import type { WindowState } from './types.ts'
+import { describeWindow } from './state.ts'
 
 /**
  * Exact sliding-window log, in memory, with time passed in: at most `limit` counted requests per

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts'
 import { isBusyError, type ControlStore } from '../control/store.ts'
-import { quotaState, utcDay, type DemoQuota, type QuotaState } from './demo-quota.ts'
+import { quotaState, utcDay } from './state.ts'
+import type { DemoQuota, QuotaState } from './types.ts'
 
 /**
  * The embedded default: counters in control.sqlite, so that they survive a restart and are

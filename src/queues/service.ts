@@ -1,21 +1,9 @@
 import { asc } from 'drizzle-orm'
 import { QueryBuilder } from 'drizzle-orm/sqlite-core'
 import { locations, queues } from '../tenant/schema.ts'
-import type { TenantLease } from '../tenant/pool.ts'
+import type { TenantLease } from '../tenant/lease.ts'
+import type { Location } from '../contract/schemas.ts'
 
-export interface QueueView {
-  id: string
-  name: string
-  slug: string
-  status: string
-}
-
-export interface LocationView {
-  id: string
-  name: string
-  slug: string
-  queues: QueueView[]
-}
 
 const builder = new QueryBuilder()
 const LOCATIONS_SQL = builder
@@ -33,11 +21,11 @@ const QUEUES_SQL = builder
  * Every location of the organisation with its queues (docs/api.md#locations-and-queues): locations by name
  * then id, each location's queues by name then id, every queue whatever its status.
  */
-export function listLocations(lease: TenantLease): LocationView[] {
+export function listLocations(lease: TenantLease): Location[] {
   const result = lease.statement(LOCATIONS_SQL).values() as [string, string, string][]
-  const byId = new Map<string, LocationView>()
+  const byId = new Map<string, Location>()
   const views = result.map(([id, name, slug]) => {
-    const view: LocationView = { id, name, slug, queues: [] }
+    const view: Location = { id, name, slug, queues: [] }
     byId.set(id, view)
     return view
   })

@@ -1,4 +1,4 @@
-import { Database, type Statement } from 'bun:sqlite'
+import { Database, SQLiteError, type Statement } from 'bun:sqlite'
 import { statSync } from 'node:fs'
 import { LRUCache } from 'lru-cache'
 import type { Logger } from '../logger.ts'
@@ -7,14 +7,8 @@ import { TICKET_FIELDS } from '../contract/vocabulary.ts'
 import { tickets } from './schema.ts'
 import { isServableTenantVersion } from './migrations.ts'
 import { tenantFilePath, isValidOrganisationId } from './paths.ts'
-
-/** A tenant file that cannot be served: answered 503 `data_unavailable`, never an empty result. */
-export class TenantUnavailableError extends Error {
-  constructor(readonly organisationId: string, readonly reason: string) {
-    super(`tenant data unavailable: ${reason}`)
-    this.name = 'TenantUnavailableError'
-  }
-}
+import { TenantUnavailableError, type TenantLease } from './lease.ts'
+import { TenantSnapshot } from './snapshot.ts'
 
 /** One open, read-only connection to a tenant file, shared by every lease on it. */
 class TenantHandle {
@@ -70,18 +64,6 @@ class TenantHandle {
   }
 }
 
-/** What `acquire` hands out: use `db` until `release()`; call `fail()` when the file broke under a query. */
-export interface TenantLease {
-  readonly organisationId: string
-  readonly db: Database
-  statement(sql: string): Statement
-  /** The file's schema version as this connection sees it now (inside a read transaction: its snapshot's). */
-  schemaVersion(): number
-  release(): void
-  /** Marks the handle broken (it is reopened on the next acquire) and returns the 503 error to throw. */
-  fail(cause: unknown): TenantUnavailableError
-}
-
 export interface TenantPoolOptions {
   dataDir: string
   /** How many tenant files stay open when no lease holds them. */
@@ -112,9 +94,23 @@ export class TenantPool {
     })
   }
 
-  /** Leases the organisation's shared tenant connection. Throws TenantUnavailableError. */
-  acquire(organisationId: string): TenantLease {
-    return this.lease(this.openHandle(organisationId))
+  /**
+   * Leases the organisation's shared tenant connection. Throws TenantUnavailableError.
+   * `requestId` goes on the log line of a failure, so that an operator can join it to the 503.
+   */
+  acquire(organisationId: string, requestId?: string): TenantLease {
+    return this.lease(this.openHandle(organisationId, requestId), requestId)
+  }
+
+  /**
+   * One read of the organisation's file in one snapshot (a read transaction), as a
+   * TenantSnapshot that owns the lease, the transaction and the statement it iterates; its
+   * `close()` ends all three. `own`: on a connection of its own (see `acquireOwn`), for a long
+   * read such as a CSV export. Throws TenantUnavailableError.
+   */
+  openSnapshot(organisationId: string, options: { requestId?: string; own?: boolean } = {}): TenantSnapshot {
+    const { requestId, own = false } = options
+    return new TenantSnapshot(own ? this.acquireOwn(organisationId, requestId) : this.acquire(organisationId, requestId))
   }
 
   /**
@@ -123,21 +119,21 @@ export class TenantPool {
    * every page request of the organisation would see that old snapshot until the export ended.
    * The file is checked as for `acquire` first. Throws TenantUnavailableError.
    */
-  acquireOwn(organisationId: string): TenantLease {
-    const shared = this.openHandle(organisationId)
+  acquireOwn(organisationId: string, requestId?: string): TenantLease {
+    const shared = this.openHandle(organisationId, requestId)
     let handle: TenantHandle
     try {
       handle = new TenantHandle(organisationId, openReadOnly(tenantFilePath(this.options.dataDir, organisationId)), shared.fileIdentity)
     } catch (error) {
-      throw this.unavailable(organisationId, describeSqliteFailure(error))
+      throw this.unavailable(organisationId, describeSqliteFailure(error), requestId)
     }
     // Never cached: retired from the start, so the last release closes it.
     handle.retired = true
     this.retiredInUse.add(handle)
-    return this.lease(handle)
+    return this.lease(handle, requestId)
   }
 
-  private lease(handle: TenantHandle): TenantLease {
+  private lease(handle: TenantHandle, requestId: string | undefined): TenantLease {
     const { organisationId } = handle
     handle.leases++
     this.leasesOut++
@@ -149,19 +145,19 @@ export class TenantPool {
       this.leasesOut--
       if (handle.retired && handle.leases === 0) this.closeRetired(handle)
     }
+    const fail = (cause: unknown) => {
+      // The file broke: the cached handle goes too (the same one, or the shared one of an own lease).
+      this.cache.delete(organisationId)
+      return this.unavailable(organisationId, describeSqliteFailure(cause), requestId)
+    }
     return {
       organisationId,
       db: handle.db,
       statement: (sql) => handle.statement(sql),
       schemaVersion: () => handle.currentSchemaVersion(),
       release,
-      fail: (cause) => {
-        const reason = describeSqliteFailure(cause)
-        // The file broke: the cached handle goes too (the same one, or the shared one of an own lease).
-        this.cache.delete(organisationId)
-        this.noteFailure(organisationId, reason)
-        return new TenantUnavailableError(organisationId, reason)
-      },
+      fail,
+      failure: (error) => (error instanceof SQLiteError ? fail(error) : error),
     }
   }
 
@@ -175,25 +171,25 @@ export class TenantPool {
     this.cache.clear()
   }
 
-  private openHandle(organisationId: string): TenantHandle {
+  private openHandle(organisationId: string, requestId: string | undefined): TenantHandle {
     if (!isValidOrganisationId(organisationId)) throw new TenantUnavailableError(organisationId, 'invalid organisation id')
     const path = tenantFilePath(this.options.dataDir, organisationId)
     const identity = fileIdentity(path)
     const cached = this.cache.get(organisationId)
     if (cached && cached.fileIdentity === identity) {
-      this.ensureServable(cached, () => this.cache.delete(organisationId))
+      this.ensureServable(cached, () => this.cache.delete(organisationId), requestId)
       return cached
     }
     if (cached) this.cache.delete(organisationId) // the file was replaced or removed
-    if (identity === null) throw this.unavailable(organisationId, 'tenant file missing')
+    if (identity === null) throw this.unavailable(organisationId, 'tenant file missing', requestId)
 
     let handle: TenantHandle
     try {
       handle = new TenantHandle(organisationId, openReadOnly(path), identity)
     } catch (error) {
-      throw this.unavailable(organisationId, describeSqliteFailure(error))
+      throw this.unavailable(organisationId, describeSqliteFailure(error), requestId)
     }
-    this.ensureServable(handle, () => handle.close())
+    this.ensureServable(handle, () => handle.close(), requestId)
     this.cache.set(organisationId, handle)
     if (this.loggedFailures.delete(organisationId)) this.options.logger.info('tenant_recovered', { organisationId })
     return handle
@@ -203,7 +199,7 @@ export class TenantPool {
    * The one check of a handle, when it is opened and on every later lease: a schema version this
    * program serves (see currentSchemaVersion). Otherwise `discard` the handle and throw the 503.
    */
-  private ensureServable(handle: TenantHandle, discard: () => void): void {
+  private ensureServable(handle: TenantHandle, discard: () => void, requestId: string | undefined): void {
     const { organisationId } = handle
     let reason: string | undefined
     try {
@@ -214,18 +210,16 @@ export class TenantPool {
     }
     if (reason === undefined) return
     discard()
-    throw this.unavailable(organisationId, reason)
+    throw this.unavailable(organisationId, reason, requestId)
   }
 
-  private unavailable(organisationId: string, reason: string): TenantUnavailableError {
-    this.noteFailure(organisationId, reason)
+  /** The 503 for a file that cannot be served, logged once per reason with the request that met it first. */
+  private unavailable(organisationId: string, reason: string, requestId: string | undefined): TenantUnavailableError {
+    if (this.loggedFailures.get(organisationId) !== reason) {
+      this.loggedFailures.set(organisationId, reason)
+      this.options.logger.error('tenant_unavailable', { requestId, organisationId, reason })
+    }
     return new TenantUnavailableError(organisationId, reason)
-  }
-
-  private noteFailure(organisationId: string, reason: string): void {
-    if (this.loggedFailures.get(organisationId) === reason) return
-    this.loggedFailures.set(organisationId, reason)
-    this.options.logger.error('tenant_unavailable', { organisationId, reason })
   }
 
   private retire(handle: TenantHandle): void {

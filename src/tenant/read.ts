@@ -1,54 +1,36 @@
-import { SQLiteError } from 'bun:sqlite'
-import type { TenantLease, TenantPool } from './pool.ts'
+import type { TenantLease } from './lease.ts'
+import type { TenantPool } from './pool.ts'
+
+/** Whose file a read is of, and the request it serves (on the pool's log line of a failure). */
+export interface TenantRead {
+  organisationId: string
+  requestId: string
+}
 
 /**
- * Runs `read` on a leased tenant connection and releases the lease however it ends. The SQL is
- * ours and fixed, so a SQLite error while reading means the file broke (corrupt, truncated,
- * swapped): the handle is dropped and the request answered 503, never an empty result.
+ * Runs `read` on the organisation's shared connection and releases the lease however it ends;
+ * a SQLite error becomes 503 (see TenantLease.failure).
  */
-export function withTenant<T>(pool: TenantPool, organisationId: string, read: (lease: TenantLease) => T): T {
-  const lease = pool.acquire(organisationId)
+export function withTenant<T>(pool: TenantPool, { organisationId, requestId }: TenantRead, read: (lease: TenantLease) => T): T {
+  const lease = pool.acquire(organisationId, requestId)
   try {
     return read(lease)
   } catch (error) {
-    if (error instanceof SQLiteError) throw lease.fail(error)
-    throw error
+    throw lease.failure(error)
   } finally {
     lease.release()
   }
 }
 
 /**
- * Runs `read` in one read transaction on the lease's connection, so that everything it reads
- * comes from one snapshot of the file (a page's rows and its X-Changes-Token). Reads only:
- * ending the transaction commits nothing.
+ * Runs `read` in one snapshot of the organisation's shared connection (a read transaction), so
+ * that everything it reads comes from one state of the file: a page's rows and its X-Changes-Token.
  */
-export function inSnapshot<T>(lease: TenantLease, read: () => T): T {
-  beginSnapshot(lease)
+export function inSnapshot<T>(pool: TenantPool, { organisationId, requestId }: TenantRead, read: (lease: TenantLease) => T): T {
+  const snapshot = pool.openSnapshot(organisationId, { requestId })
   try {
-    const result = read()
-    lease.statement('COMMIT').run()
-    return result
-  } catch (error) {
-    endSnapshot(lease)
-    throw error
-  }
-}
-
-/** Starts a read transaction: its snapshot is taken by the first read, and held until `endSnapshot`. */
-export function beginSnapshot(lease: TenantLease): void {
-  lease.statement('BEGIN').run()
-}
-
-/**
- * Ends the lease's read transaction, if one is open. Never throws: a connection that broke
- * under it is failed and closed by its owner, which ends the transaction as well.
- */
-export function endSnapshot(lease: TenantLease): void {
-  if (!lease.db.inTransaction) return
-  try {
-    lease.statement('ROLLBACK').run()
-  } catch {
-    // see above
+    return snapshot.read(read)
+  } finally {
+    snapshot.close()
   }
 }

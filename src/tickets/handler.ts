@@ -1,47 +1,34 @@
-import type { Caller } from '../admission/caller.ts'
 import type { ChangesTokenCodec } from '../changes/token.ts'
 import { readChangeWindow } from '../changes/window.ts'
 import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
+import { jsonResponse, type AdmittedContext } from '../http/context.ts'
 import type { TenantPool } from '../tenant/pool.ts'
-import { inSnapshot, withTenant } from '../tenant/read.ts'
+import { inSnapshot } from '../tenant/read.ts'
 import type { CursorCodec } from './cursor.ts'
 import { parseTicketQuery } from './query.ts'
-import { readTicketPage, type TicketRow } from './repository.ts'
-
-export interface TicketPage {
-  items: TicketRow[]
-  nextCursor: string | null
-}
-
-/** A page and the headers that go with it (X-Changes-Token on a file with change tracking). */
-export interface TicketPageAnswer {
-  body: TicketPage
-  headers: Record<string, string>
-}
+import type { TicketQueries } from './repository.ts'
+import type { TicketPage } from '../contract/schemas.ts'
 
 /**
  * GET /v1/tickets: one keyset page in (createdAt, id) order; `nextCursor` null exactly at the end.
  * The page's rows and its X-Changes-Token are read in one snapshot (docs/api.md#loading-incrementally).
  */
-export function ticketsHandler(pool: TenantPool, cursors: CursorCodec, changes: ChangesTokenCodec) {
-  return (caller: Caller, params: URLSearchParams): TicketPageAnswer => {
+export function ticketsHandler(pool: TenantPool, tickets: TicketQueries, cursors: CursorCodec, changes: ChangesTokenCodec) {
+  return ({ caller, params, id }: AdmittedContext): Response => {
     const query = parseTicketQuery(params, 'page')
     // changedAfter first: a cursor is bound to it, so a wrong token would otherwise be reported as a wrong cursor.
     const since = query.changedAfter === null ? null : changes.decode(caller.organisationId, query.changedAfter)
     const after = query.cursor === null ? null : cursors.decode(caller.organisationId, query, query.cursor)
-    const { rows, hasMore, token } = withTenant(pool, caller.organisationId, (lease) =>
-      inSnapshot(lease, () => {
-        const window = readChangeWindow(lease, changes, since)
-        return { ...readTicketPage(lease, query, after, window.sinceVersion), token: window.token }
-      }),
-    )
+    const { rows, hasMore, token } = inSnapshot(pool, { organisationId: caller.organisationId, requestId: id }, (lease) => {
+      const window = readChangeWindow(lease, changes, since)
+      return { ...tickets.readPage(lease, query, after, window.sinceVersion), token: window.token }
+    })
     const last = rows[rows.length - 1]
-    return {
-      body: {
-        items: rows,
-        nextCursor: hasMore && last ? cursors.encode(caller.organisationId, query, { createdAt: last.createdAt, id: last.id }) : null,
-      },
-      headers: token === null ? {} : { [CHANGES_TOKEN_HEADER]: token },
+    const page: TicketPage = {
+      items: rows,
+      nextCursor: hasMore && last ? cursors.encode(caller.organisationId, query, { createdAt: last.createdAt, id: last.id }) : null,
     }
+    // X-Changes-Token on a file with change tracking.
+    return jsonResponse(page, token === null ? {} : { [CHANGES_TOKEN_HEADER]: token })
   }
 }

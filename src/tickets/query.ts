@@ -15,7 +15,8 @@ import { canonicalInstant, parseInstant } from '../contract/instant.ts'
 /** Guards against pathological requests; a real filter names a few dozen ids at most. */
 export const MAX_FILTER_VALUES = 1000
 
-export interface TicketQuery {
+/** The query as the server uses it, checked and normalised (the client's `TicketQuery` is what a caller writes). */
+export interface ParsedTicketQuery {
   fromMs: number
   toMs: number
   /** Canonical 24-character UTC forms, compared as text with the stored timestamps. */
@@ -42,7 +43,7 @@ const SINGLE: Record<TicketEndpoint, Set<string>> = {
 const PAGE_ONLY = new Set(['cursor', 'limit'])
 
 /** Parses and checks the query; throws ApiError(invalid_request) naming the parameter. */
-export function parseTicketQuery(params: URLSearchParams, endpoint: TicketEndpoint): TicketQuery {
+export function parseTicketQuery(params: URLSearchParams, endpoint: TicketEndpoint): ParsedTicketQuery {
   const single = new Map<string, string>()
   const repeated = { queueId: new Set<string>(), locationId: new Set<string>(), status: new Set<string>() }
   let filterValues = 0

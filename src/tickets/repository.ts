@@ -1,15 +1,11 @@
-import type { Statement } from 'bun:sqlite'
 import { and, asc, eq, gt, gte, lt, sql, type SQL } from 'drizzle-orm'
 import { QueryBuilder, type SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { ticketChanges, tickets } from '../tenant/schema.ts'
-import type { TenantLease } from '../tenant/pool.ts'
-import type { TicketQuery } from './query.ts'
+import type { TenantLease } from '../tenant/lease.ts'
+import type { ParsedTicketQuery } from './query.ts'
 import type { CursorPosition } from './cursor.ts'
 import type { Ticket } from '../contract/schemas.ts'
 import type { TicketField } from '../contract/vocabulary.ts'
-
-/** A ticket as served: the contract's 12 fields (src/contract/), in the contract's order. */
-export type TicketRow = Ticket
 
 /**
  * The columns of a served ticket, aliased to the contract's names, in TICKET_FIELDS order (the
@@ -41,9 +37,6 @@ interface CompiledQuery {
   params: ParamName[]
 }
 
-const builder = new QueryBuilder()
-const compiled = new Map<string, CompiledQuery>()
-
 /**
  * A filter on one column: absent, one value (`=`, which lets the planner walk a
  * (column, created_at, id) index in order), or several (a JSON array probed with json_each, so
@@ -74,14 +67,11 @@ export interface QueryShape {
 }
 
 /**
- * Builds (once per shape) the keyset query: rows of [from, to) matching the filters, after the
- * cursor position, in (created_at, id) order.
+ * Builds the keyset query: rows of [from, to) matching the filters, after the cursor position,
+ * in (created_at, id) order. Its text depends only on the query's shape (see `shapeKey`).
  */
-export function compileTicketQuery(query: TicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): CompiledQuery {
-  const shapes = [filterShape(query.queueIds), filterShape(query.locationIds), filterShape(query.statuses)] as const
-  const key = `${shapes.join(',')}|${afterCursor}|${withLimit}|${changedAfter}`
-  let result = compiled.get(key)
-  if (result) return result
+export function compileTicketQuery(query: ParsedTicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): CompiledQuery {
+  const shapes = filterShapes(query)
 
   // changedAfter reads the change log alone, which holds each changed ticket's served columns
   // as of its latest change (kept equal to the ticket's in the writer's transaction, see
@@ -103,18 +93,25 @@ export function compileTicketQuery(query: TicketQuery, { afterCursor, withLimit,
     filterCondition(table.locationId, 'locationId', shapes[1]),
     filterCondition(table.status, 'status', shapes[2]),
   ]
-  const select = builder
+  const select = new QueryBuilder()
     .select(servedColumns(table))
     .from(table)
     .where(and(...conditions))
     .orderBy(asc(table.createdAt), asc(table.id))
   const built = withLimit ? select.limit(sql.placeholder('limit')).toSQL() : select.toSQL()
-  result = {
+  return {
     sql: built.sql,
     params: built.params.map((param) => (param as { name: ParamName }).name),
   }
-  compiled.set(key, result)
-  return result
+}
+
+function filterShapes(query: ParsedTicketQuery) {
+  return [filterShape(query.queueIds), filterShape(query.locationIds), filterShape(query.statuses)] as const
+}
+
+/** What the SQL of `compileTicketQuery` depends on. */
+function shapeKey(query: ParsedTicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): string {
+  return `${filterShapes(query).join(',')}|${afterCursor}|${withLimit}|${changedAfter}`
 }
 
 /** What a query binds besides its own values: the cursor position, the page size, the changedAfter version. */
@@ -125,7 +122,7 @@ export interface Bindings {
 }
 
 /** The values to bind, in the compiled order. */
-export function bindValues(compiledQuery: CompiledQuery, query: TicketQuery, { after = null, limit, sinceVersion = null }: Bindings = {}): (string | number)[] {
+export function bindValues(compiledQuery: CompiledQuery, query: ParsedTicketQuery, { after = null, limit, sinceVersion = null }: Bindings = {}): (string | number)[] {
   const list = (values: readonly string[]) => (values.length === 1 ? values[0]! : JSON.stringify(values))
   const values: Record<ParamName, string | number | undefined> = {
     from: query.from,
@@ -142,21 +139,39 @@ export function bindValues(compiledQuery: CompiledQuery, query: TicketQuery, { a
 }
 
 /**
- * One page: up to `limit` rows after `after`, and whether another matching row exists; with a
- * `sinceVersion`, only tickets inserted or changed after that version of the change log.
+ * The ticket reads of the API, each query shape built once (by drizzle, which costs more than
+ * the short page query it builds) and kept for the life of the app that made this.
  */
-export function readTicketPage(lease: TenantLease, query: TicketQuery, after: CursorPosition | null, sinceVersion: number | null = null): { rows: TicketRow[]; hasMore: boolean } {
-  const compiledQuery = compileTicketQuery(query, { afterCursor: after !== null, withLimit: true, changedAfter: sinceVersion !== null })
-  const statement = lease.statement(compiledQuery.sql)
-  // One extra row tells whether a next page exists without a second query.
-  const rows = statement.all(...bindValues(compiledQuery, query, { after, limit: query.limit + 1, sinceVersion })) as TicketRow[]
-  const hasMore = rows.length > query.limit
-  if (hasMore) rows.length = query.limit
-  return { rows, hasMore }
-}
+export class TicketQueries {
+  private readonly compiled = new Map<string, CompiledQuery>()
 
-/** A statement of its own for a streamed export (not the cached one: a second use would reset it). */
-export function prepareTicketExport(lease: TenantLease, query: TicketQuery, sinceVersion: number | null = null): { statement: Statement; values: (string | number)[] } {
-  const compiledQuery = compileTicketQuery(query, { afterCursor: false, withLimit: false, changedAfter: sinceVersion !== null })
-  return { statement: lease.db.prepare(compiledQuery.sql), values: bindValues(compiledQuery, query, { sinceVersion }) }
+  /**
+   * One page: up to `limit` rows after `after`, and whether another matching row exists; with a
+   * `sinceVersion`, only tickets inserted or changed after that version of the change log.
+   */
+  readPage(lease: TenantLease, query: ParsedTicketQuery, after: CursorPosition | null, sinceVersion: number | null = null): { rows: Ticket[]; hasMore: boolean } {
+    const compiledQuery = this.compile(query, { afterCursor: after !== null, withLimit: true, changedAfter: sinceVersion !== null })
+    const statement = lease.statement(compiledQuery.sql)
+    // One extra row tells whether a next page exists without a second query.
+    const rows = statement.all(...bindValues(compiledQuery, query, { after, limit: query.limit + 1, sinceVersion })) as Ticket[]
+    const hasMore = rows.length > query.limit
+    if (hasMore) rows.length = query.limit
+    return { rows, hasMore }
+  }
+
+  /** The SQL and values of a streamed export: the whole range, no cursor, no limit. */
+  exportQuery(query: ParsedTicketQuery, sinceVersion: number | null = null): { sql: string; values: (string | number)[] } {
+    const compiledQuery = this.compile(query, { afterCursor: false, withLimit: false, changedAfter: sinceVersion !== null })
+    return { sql: compiledQuery.sql, values: bindValues(compiledQuery, query, { sinceVersion }) }
+  }
+
+  private compile(query: ParsedTicketQuery, shape: QueryShape): CompiledQuery {
+    const key = shapeKey(query, shape)
+    let result = this.compiled.get(key)
+    if (!result) {
+      result = compileTicketQuery(query, shape)
+      this.compiled.set(key, result)
+    }
+    return result
+  }
 }

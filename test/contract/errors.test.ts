@@ -69,8 +69,20 @@ describe('routing and error bodies', () => {
     }
     // The other organisation is unaffected.
     expect((await server.get('/v1/queues', token)).status).toBe(200)
-    expect(server.logger.lines.filter((l) => l.includes('tenant_unavailable') && l.includes(org.id))).toHaveLength(1)
+    const logged = server.logger.lines.filter((l) => l.includes('tenant_unavailable') && l.includes(org.id))
+    expect(logged).toHaveLength(1)
     void orgId
+  })
+
+  test('a 503 data_unavailable names the kind of failure, and the pool logs its reason under the same request id', async () => {
+    const { org, token: brokenToken } = server.organisation()
+    rmSync(tenantFilePath(server.dataDir, org.id))
+    const response = await server.get('/v1/queues', brokenToken, { 'X-Request-Id': 'missing-file-1' })
+    const body = await expectErrorShape(response, 503, 'data_unavailable')
+    expect(body.message as string).toContain('(its data file is missing)')
+    expect(body.message as string).not.toContain(server.dataDir)
+    const logged = server.logger.lines.map((l) => JSON.parse(l)).filter((l) => l.event === 'tenant_unavailable' && l.organisationId === org.id)
+    expect(logged).toEqual([expect.objectContaining({ requestId: 'missing-file-1', reason: 'tenant file missing' })])
   })
 
   test('access log: one JSON line per request, with ids and never the token', async () => {

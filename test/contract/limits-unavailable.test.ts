@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { embeddedLimits } from '../../src/limits/embedded.ts'
-import type { RateLimiter } from '../../src/limits/rate-limiter.ts'
-import type { DemoQuota } from '../../src/limits/demo-quota.ts'
+import { createLimits } from '../../src/limits/index.ts'
+import type { DemoQuota, RateLimiter } from '../../src/limits/types.ts'
 import { configWith } from '../../src/config/config.ts'
 import { startServer, type TestServer } from '../support/harness.ts'
 
@@ -27,7 +26,7 @@ describe('the limits fail closed: 503 limits_unavailable', () => {
   beforeAll(async () => {
     server = await startServer({}, {
       limits: (store, clock) => {
-        const limits = embeddedLimits(configWith({ dataDir: store.dataDir }), store, clock)
+        const limits = createLimits(configWith({ dataDir: store.dataDir }), { store, clock })
         return { limiter: breakable<RateLimiter>(limits.limiter, limiterDown), quota: breakable<DemoQuota>(limits.quota, quotaDown) }
       },
     })

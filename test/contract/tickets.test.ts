@@ -66,6 +66,12 @@ describe('GET /v1/tickets rows', () => {
     for (const value of Object.values(CANARY)) expect(text).not.toContain(String(value))
   })
 
+  test('an over-long cursor is refused unread: 400 naming the parameter', async () => {
+    const response = await server.get(`/v1/tickets?from=2026-03-01&to=2026-03-05&cursor=${'A'.repeat(3001)}.${'B'.repeat(22)}`, token)
+    expect(response.status).toBe(400)
+    expect(await response.json()).toMatchObject({ error: 'invalid_request', param: 'cursor' })
+  })
+
   test('from inclusive, to exclusive, to the millisecond; offsets converted to UTC', async () => {
     const ids = async (query: string) => (await page(server, token, query)).items.map((t) => t.id)
     expect(await ids('from=2026-03-04T00:00:00.000Z&to=2026-03-04T23:59:59.999Z')).toEqual(['edge-from'])

@@ -97,7 +97,12 @@ describe('broken tenant files', () => {
     for (const path of ['/v1/queues', '/v1/tickets?from=2026-03-01&to=2026-03-10&limit=500', '/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-10']) {
       const response = await server.get(path, token)
       expect({ path, status: response.status }).toEqual({ path, status: 503 })
-      expect(await response.json()).toMatchObject({ error: 'data_unavailable' })
+      const body = (await response.json()) as { message: string }
+      expect(body).toMatchObject({ error: 'data_unavailable' })
+      // The kind of failure, in the service's words: never a path, nor SQLite's own message.
+      expect(body.message).toMatch(/\(its data file is (missing|damaged|busy|unreadable|unknown schema version)\)/)
+      expect(body.message).not.toContain(server.dataDir)
+      expect(body.message).not.toContain('SQLITE')
     }
   }
 

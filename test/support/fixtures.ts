@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import type { TicketRow } from '../../src/tickets/repository.ts'
+import type { Ticket } from '../../src/contract/schemas.ts'
 import { parseString } from 'fast-csv'
 
 /**
@@ -14,8 +14,8 @@ export const CANARY = {
 } as const
 
 /** A ticket to write: the contract's fields, the lifecycle ones optional (null when left out). */
-export type FixtureTicket = Pick<TicketRow, 'id' | 'number' | 'queueId' | 'locationId' | 'createdAt'> & { status: string } &
-  Partial<Omit<TicketRow, 'id' | 'number' | 'queueId' | 'locationId' | 'status' | 'createdAt'>>
+export type FixtureTicket = Pick<Ticket, 'id' | 'number' | 'queueId' | 'locationId' | 'createdAt'> & { status: string } &
+  Partial<Omit<Ticket, 'id' | 'number' | 'queueId' | 'locationId' | 'status' | 'createdAt'>>
 
 /** Locations and queues of the standard fixture: UTF-8 names, an empty location, an inactive queue. */
 export function writeStructure(db: Database): void {
@@ -110,7 +110,7 @@ export function parseCsv(text: string): Promise<Record<string, string>[]> {
  * The tenant's tickets created in [from, to) as the administration application's file holds them
  * now, in the contract's shape and order (createdAt, then id): what the API must serve.
  */
-export function ticketsInFile(db: Database, from: string, to: string, where = '1'): TicketRow[] {
+export function ticketsInFile(db: Database, from: string, to: string, where = '1'): Ticket[] {
   return db
     .query(
       `SELECT id, number, queue_id AS queueId, location_id AS locationId, status, created_at AS createdAt, called_at AS calledAt,
@@ -118,5 +118,5 @@ export function ticketsInFile(db: Database, from: string, to: string, where = '1
          called_by_device_session_id AS calledByDeviceSessionId
        FROM tickets WHERE created_at >= ? AND created_at < ? AND ${where} ORDER BY created_at, id`,
     )
-    .all(from, to) as TicketRow[]
+    .all(from, to) as Ticket[]
 }

@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import type { RateLimiter } from '../../src/limits/rate-limiter.ts'
-import type { DemoQuota } from '../../src/limits/demo-quota.ts'
+import type { DemoQuota, RateLimiter } from '../../src/limits/types.ts'
 
 /**
- * The behaviour every implementation of the limits seam must show (src/limits/rate-limiter.ts,
- * src/limits/demo-quota.ts): each implementation's test file calls these with a harness that
+ * The behaviour every implementation of the limits seam must show (src/limits/types.ts:
+ * RateLimiter and DemoQuota): each implementation's test file calls these with a harness that
  * builds it. Time is the harness's: a fake clock for the embedded default, real time with a
  * short window for an engine that keeps its own clock.
  */

@@ -2,13 +2,15 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { readdirSync, rmSync, writeFileSync, renameSync } from 'node:fs'
 import { ControlStore } from '../../src/control/store.ts'
 import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
-import { TenantPool, TenantUnavailableError } from '../../src/tenant/pool.ts'
+import { TenantPool } from '../../src/tenant/pool.ts'
+import { TenantUnavailableError } from '../../src/tenant/lease.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { memoryLogger } from '../../src/logger.ts'
 import { tempDataDir, openTenant } from '../support/harness.ts'
 import { writeStructure } from '../support/fixtures.ts'
 import { parseTicketQuery } from '../../src/tickets/query.ts'
 import { createCsvExportStream } from '../../src/export/csv-stream.ts'
+import { TicketQueries } from '../../src/tickets/repository.ts'
 
 const openFds = () => readdirSync('/proc/self/fd').length
 
@@ -143,10 +145,10 @@ describe('an export that fails before its first byte', () => {
     const query = parseTicketQuery(new URLSearchParams('from=2026-03-01&to=2026-03-02&queueId=q'), 'export')
     // A value bun:sqlite cannot bind: what a programming error upstream of the statement looks like.
     const broken = { ...query, queueIds: [Symbol('not bindable') as unknown as string] }
-    const lease = ctx.pool.acquireOwn(id)
+    const snapshot = ctx.pool.openSnapshot(id, { own: true })
     let thrown: unknown
     try {
-      createCsvExportStream({ lease, query: broken, demo: false, stallTimeoutMs: 60_000 })
+      createCsvExportStream({ snapshot, select: new TicketQueries().exportQuery(broken), demo: false, stallTimeoutMs: 60_000 })
     } catch (error) {
       thrown = error
     }

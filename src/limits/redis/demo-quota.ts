@@ -1,4 +1,5 @@
-import { quotaState, type DemoQuota, type QuotaState } from '../demo-quota.ts'
+import { quotaState } from '../state.ts'
+import type { DemoQuota, QuotaState } from '../types.ts'
 import type { ScriptRunner } from './connection.ts'
 import { QUOTA_SCRIPT } from './scripts.ts'
 

@@ -1,4 +1,4 @@
-import type { Limits } from '../embedded.ts'
+import type { Limits } from '../types.ts'
 import { RedisConnection, type RedisConnectionOptions } from './connection.ts'
 import { RedisDemoQuota } from './demo-quota.ts'
 import { RedisRateLimiter } from './rate-limiter.ts'

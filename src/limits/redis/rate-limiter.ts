@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { countedDecision, type RateLimiter, type WindowDecision, type WindowState } from '../rate-limiter.ts'
-import { describeWindow } from '../window-state.ts'
+import { countedDecision, describeWindow } from '../state.ts'
+import type { RateLimiter, WindowDecision, WindowState } from '../types.ts'
 import type { ScriptRunner } from './connection.ts'
 import { WINDOW_SCRIPT } from './scripts.ts'
 

@@ -1,9 +1,21 @@
 /**
+ * The shared types of the limits (docs/api.md#rate-limits, docs/api.md#the-demo-quota): the
+ * seams every engine implements (in memory and control.sqlite, or Redis) and what they answer.
+ * Every implementation passes test/support/limits-suite.ts.
+ */
+
+/** The per-token minute window and the demo organisations' daily quota, as the gate uses them. */
+export interface Limits {
+  limiter: RateLimiter
+  quota: DemoQuota
+}
+
+/*
  * The seam of the per-token minute window (docs/api.md#rate-limits). An implementation may live
  * in this process (MemoryRateLimiter) or behind a shared engine; either way `consume` decides and
  * counts in one atomic step, so concurrent requests (of any process) cannot overfill a window,
  * and every method may throw when the engine cannot be reached: the gate answers that with
- * 503 `limits_unavailable`. Every implementation passes test/support/limits-suite.ts.
+ * 503 `limits_unavailable`.
  */
 
 export interface WindowState {
@@ -28,23 +40,6 @@ export interface WindowDecision {
   release?: () => Promise<WindowState>
 }
 
-/**
- * The decision for a request an implementation has just counted: `allowed` says it was counted
- * (the window's own state after it would say whether one more fits) and it waits for nothing;
- * `giveBack` runs at most once, and a later call only reads the window again.
- */
-export function countedDecision(state: WindowState, giveBack: () => Promise<WindowState>, peek: () => Promise<WindowState>): WindowDecision {
-  let released = false
-  return {
-    state: { ...state, allowed: true, retryAfterSeconds: 0 },
-    release: () => {
-      if (released) return peek()
-      released = true
-      return giveBack()
-    },
-  }
-}
-
 export interface RateLimiter {
   /** Length of the window in seconds (the `w` of the RateLimit-Policy header). */
   readonly windowSeconds: number
@@ -53,6 +48,34 @@ export interface RateLimiter {
   /** The state for `key` without counting anything (for an answer that counts nowhere, such as 402). */
   peek(key: string): Promise<WindowState>
   /** Resolves when the limiter can serve; throws otherwise (readiness). */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+/*
+ * The seam of the demo organisations' daily quota (docs/api.md#the-demo-quota): per
+ * organisation, per UTC calendar day. As with the RateLimiter, `consume` decides and counts in
+ * one atomic step, a request the quota refuses consumes nothing, and every method may throw when
+ * the engine cannot be reached (the gate answers 503 `limits_unavailable`).
+ */
+
+export interface QuotaState {
+  allowed: boolean
+  limit: number
+  /** Requests left today (after this one, when it was counted). */
+  remaining: number
+  /** Next 00:00:00.000Z, ISO 8601. */
+  resetAt: string
+  /** Whole seconds, rounded up, until `resetAt`. */
+  resetSeconds: number
+}
+
+export interface DemoQuota {
+  /** Counts one request for the organisation today unless the quota is used up. */
+  consume(organisationId: string): Promise<QuotaState>
+  /** Today's state without counting (for headers on answers that count nothing). */
+  peek(organisationId: string): Promise<QuotaState>
+  /** Resolves when the quota can serve; throws otherwise (readiness). */
   ping(): Promise<void>
   close(): Promise<void>
 }

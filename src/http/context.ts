@@ -1,0 +1,68 @@
+import type { Caller } from '../admission/caller.ts'
+
+/**
+ * Everything a handler knows about the request it answers, made once when the request arrives
+ * and passed to every step of the pipeline (src/http/pipeline.ts): no step keeps request state
+ * anywhere else.
+ */
+export interface RequestContext {
+  /** The client's X-Request-Id when short and plain, otherwise a fresh UUID; in every response and log line. */
+  readonly id: string
+  /** performance.now() when the request arrived. */
+  readonly startedAt: number
+  readonly request: Request
+  readonly method: string
+  readonly path: string
+  /**
+   * The raw query string's parameters. The framework's own query parsing is not used: it splits
+   * values on commas, keeps the last of a repeated scalar and drops unknown keys (see tickets/query.ts).
+   */
+  readonly params: URLSearchParams
+  /** The query string, with its '?' (empty when none): what the access log shows. */
+  readonly search: string
+  /** Who is calling, once the token was recognised (even when a later check refuses the request). */
+  caller?: Caller
+  /** Headers every response to this request gets, whatever its status (the rate-limit headers). */
+  readonly responseHeaders: Record<string, string>
+  /** The response, once the pipeline has answered (http/pipeline.ts): a request is answered once. */
+  response?: Response
+  /**
+   * Set by a handler whose response body goes on streaming after it is answered (a CSV
+   * export): settles when the body ends, however it ends. Until then the request counts as in
+   * flight (shutdown waits for it); an observer that needs the time to the last byte waits for it.
+   */
+  bodyEnded?: Promise<void>
+}
+
+/** A context whose token passed every check of the gate: what a /v1 handler receives. */
+export interface AdmittedContext extends RequestContext {
+  readonly caller: Caller
+}
+
+/** The one shape of a handler: a context in, a Response out (or thrown: see http/error-response.ts). */
+export type Handler<Context extends RequestContext = RequestContext> = (context: Context) => Response | Promise<Response>
+
+/** A client's X-Request-Id is echoed only when short and plain; otherwise a fresh one is made. */
+const PLAIN_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
+
+export function createRequestContext(request: Request): RequestContext {
+  const given = request.headers.get('x-request-id')
+  const url = new URL(request.url)
+  const mark = request.url.indexOf('?')
+  return {
+    id: given !== null && PLAIN_REQUEST_ID.test(given) ? given : crypto.randomUUID(),
+    startedAt: performance.now(),
+    request,
+    method: request.method,
+    path: url.pathname,
+    // From the raw text after '?', as sent: the parameters a client wrote, not a re-encoding of them.
+    params: new URLSearchParams(mark === -1 ? '' : request.url.slice(mark + 1)),
+    search: url.search,
+    responseHeaders: {},
+  }
+}
+
+/** A JSON response with the content type the API has always sent. */
+export function jsonResponse(body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { headers: { 'Content-Type': 'application/json', ...headers } })
+}
