@@ -19,6 +19,8 @@ import { v1Routes } from './http/v1-routes.ts'
 import { queuesHandler } from './queues/handler.ts'
 import { ticketsHandler } from './tickets/handler.ts'
 import { exportHandler } from './export/handler.ts'
+import { noMetrics, type MetricsRecorder } from './metrics/recorder.ts'
+import { metricsObserver } from './metrics/observer.ts'
 
 export interface AppDeps {
   config: Config
@@ -36,6 +38,12 @@ export interface AppDeps {
    * @default none
    */
   observers?: readonly RequestObserver[]
+  /**
+   * Where the service's metrics go (docs/operations.md#metrics): every answered request, the
+   * exports, the limits, the tenant pool.
+   * @default nowhere (metrics off)
+   */
+  metrics?: MetricsRecorder
 }
 
 export interface App {
@@ -61,16 +69,26 @@ export function createApp(deps: AppDeps): App {
   const clock = deps.clock ?? systemClock
   // Writes wait only briefly for another process's lock; the demo quota retries without blocking.
   const store = new ControlStore(config.dataDir, { busyTimeoutMs: 20 })
-  const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger })
+  const metrics = deps.metrics ?? noMetrics
+  const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger, onOpen: () => metrics.tenantOpened() })
+  metrics.observeTenantPool(() => pool.stats().open)
   const limits = deps.limits ? deps.limits(store, clock) : createLimits(config, { store, clock })
   const lastUsed = new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
   const cursors = new CursorCodec(store.cursorSigningKey())
   // One key signs both; each signs under its own tag (see crypto/signed-value.ts).
   const changes = new ChangesTokenCodec(store.cursorSigningKey())
   const tickets = new TicketQueries()
-  const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger })
+  const gate = createGate({
+    lookupToken: (hash) => store.lookupToken(hash),
+    ...limits,
+    clock,
+    lastUsed,
+    logger,
+    onLimitsState: (up) => metrics.limitsBackendUp(up),
+  })
 
-  const pipeline = createPipeline({ logger, observers: [accessLog(logger), ...(deps.observers ?? [])] })
+  const observers = [accessLog(logger), ...(deps.metrics ? [metricsObserver(deps.metrics)] : []), ...(deps.observers ?? [])]
+  const pipeline = createPipeline({ logger, observers })
   const routes = [
     ...systemRoutes({ store, limitsReady: () => gate.limitsReady() }),
     ...v1Routes({
@@ -83,6 +101,7 @@ export function createApp(deps: AppDeps): App {
         changes,
         stallTimeoutMs: config.exportStallTimeoutMs,
         logger,
+        metrics,
       }),
     }),
   ]

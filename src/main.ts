@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config/config.ts'
+import { ConfigError, loadConfig, type Config } from './config/config.ts'
 import { createLogger, stdoutSink } from './logger.ts'
 import { createApp } from './app.ts'
 import { createSampleOrganisationIfEmpty, sampleInstructions } from './bootstrap.ts'
@@ -6,6 +6,7 @@ import { assertPortFree, isAddressInUse, PortInUseError } from './http/port-in-u
 import { ControlStore } from './control/store.ts'
 import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/workers.ts'
 import { shownUrl } from './server/shown-url.ts'
+import { parentMetrics, serverMetrics } from './metrics/setup.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
 
@@ -15,7 +16,7 @@ function refuseToStart(message: string): never {
   process.exit(2)
 }
 
-let config
+let config: Config
 try {
   config = loadConfig()
 } catch (error) {
@@ -36,14 +37,28 @@ const port =
 const sink = stdoutSink()
 const logger = createLogger(config.logLevel, sink.write)
 const urlOf = (port: number) => shownUrl(config.host, port)
+
+/** METRICS_PORT taken: refused like PORT, before the data directory is touched. */
+function listenForMetrics(listen: () => unknown): void {
+  try {
+    listen()
+  } catch (error) {
+    if (!isAddressInUse(error)) throw error
+    refuseToStart(`METRICS_PORT ${config.metricsPort} on ${config.metricsHost} is already in use by another process: stop it, or set METRICS_PORT to a free port`)
+  }
+}
+
 if (config.workers > 1 && worker === undefined) {
-  // The parent of WORKERS=N serves nothing itself (src/server/workers.ts).
+  // The parent of WORKERS=N serves nothing itself (src/server/workers.ts), only the metrics of all.
+  const metrics = parentMetrics(config, logger)
+  if (metrics) listenForMetrics(metrics.listen)
   await superviseWorkers({
     config,
     logger,
     port,
     entry: import.meta.path,
     flush: sink.flush,
+    channel: metrics?.channel,
     beforeStart: (port) => {
       // Once, here, rather than raced by N workers on an empty data directory.
       const store = new ControlStore(config.dataDir)
@@ -53,7 +68,9 @@ if (config.workers > 1 && worker === undefined) {
     },
   })
 }
-const app = createApp({ config, logger })
+const metrics = serverMetrics(config, logger, worker)
+listenForMetrics(metrics.listen)
+const app = createApp({ config, logger, metrics: metrics.recorder })
 const sample = worker === undefined ? createSampleOrganisationIfEmpty(app.store, Date.now()) : null
 let server
 try {

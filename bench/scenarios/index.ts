@@ -13,6 +13,7 @@ import { sync } from './sync.ts'
 import { redis } from './redis.ts'
 import { changes } from './changes.ts'
 import { rowCheck } from './row-check.ts'
+import { metrics } from './metrics.ts'
 
 /** Every scenario, in the order a run takes them (whatever order --only names them in). */
-export const SCENARIOS: readonly Scenario[] = [csv, formatter, memory, slowReader, pages, fairness, yieldMechanism, tenants, limiter, redis, sync, changes, rowCheck, processEffect]
+export const SCENARIOS: readonly Scenario[] = [csv, formatter, memory, slowReader, pages, fairness, yieldMechanism, tenants, limiter, redis, sync, changes, rowCheck, metrics, processEffect]

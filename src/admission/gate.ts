@@ -15,6 +15,8 @@ export interface GateDeps {
   clock: Clock
   lastUsed: LastUsedRecorder
   logger: Logger
+  /** Told when the limits store stops answering (false: requests are refused) and when it answers again. */
+  onLimitsState?: (up: boolean) => void
 }
 
 export interface Admission {
@@ -43,7 +45,7 @@ export interface Gate {
  */
 export function createGate(deps: GateDeps): Gate {
   const { lookupToken, limiter, quota, clock, lastUsed } = deps
-  const outage = new LimitsOutage(deps.logger)
+  const outage = new LimitsOutage(deps.logger, deps.onLimitsState)
   const headersOf = (window: WindowState, day?: QuotaState) => rateLimitHeaders(window, limiter.windowSeconds, day)
 
   async function admit(authorization: string | null, identified?: (caller: Caller) => void): Promise<Admission> {

@@ -9,7 +9,10 @@ import { ApiError } from '../errors/api-error.ts'
 export class LimitsOutage {
   private down = false
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly onStateChange: (up: boolean) => void = () => {},
+  ) {}
 
   async guard<T>(call: () => Promise<T>): Promise<T> {
     let result: T
@@ -19,6 +22,7 @@ export class LimitsOutage {
       if (!this.down) {
         this.down = true
         this.logger.error('limits_unavailable', { error: describe(error) })
+        this.onStateChange(false)
       }
       throw new ApiError(
         'limits_unavailable',
@@ -30,6 +34,7 @@ export class LimitsOutage {
     if (this.down) {
       this.down = false
       this.logger.info('limits_recovered')
+      this.onStateChange(true)
     }
     return result
   }

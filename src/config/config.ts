@@ -19,6 +19,9 @@ export interface Config {
   /** Unset: the embedded limits (one process). */
   redisUrl: string | undefined
   workers: number
+  /** Unset: no metrics listener, and nothing is recorded. */
+  metricsPort: number | undefined
+  metricsHost: string
 }
 
 export class ConfigError extends Error {}
@@ -81,6 +84,8 @@ export const SETTINGS = [
   { key: 'shutdownDrainMs', env: 'SHUTDOWN_DRAIN_MS', default: 30_000, description: 'On SIGTERM/SIGINT, how long in-flight requests and exports may take to finish.', parse: integer(0, 3_600_000) },
   { key: 'redisUrl', env: 'REDIS_URL', default: undefined, description: 'Unset: the minute window in memory and the demo quota in control.sqlite (one process). Set: both in this Redis, shared by every process that uses it.', parse: redisUrl },
   { key: 'workers', env: 'WORKERS', default: 1, description: 'Server processes sharing the port (reusePort) and the data directory; more than 1 needs REDIS_URL.', parse: integer(1, 256) },
+  { key: 'metricsPort', env: 'METRICS_PORT', default: undefined, description: 'Unset: no metrics. Set: Prometheus metrics on GET /metrics of a second listener on this port (0 picks a free one), never on PORT.', parse: integer(0, 65535) },
+  { key: 'metricsHost', env: 'METRICS_HOST', default: '127.0.0.1', description: 'Interface the metrics listener binds; it has no token, so whoever reaches it can read the metrics.', parse: nonEmpty },
 ] as const satisfies readonly Setting<keyof Config>[]
 
 /** Builds the configuration from an environment (defaults for what is unset). Throws ConfigError. */
@@ -100,6 +105,10 @@ function checked(config: Config): Config {
     throw new ConfigError(
       `WORKERS=${config.workers} needs REDIS_URL: without it each process keeps its own minute window and a token could make ${config.workers} × RATE_LIMIT_PER_MINUTE requests a minute`,
     )
+  }
+  if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    // The API's port answers /metrics with 404: the metrics have a listener of their own.
+    throw new ConfigError(`METRICS_PORT must differ from PORT (both are ${config.port}): the metrics have a listener of their own`)
   }
   return config
 }

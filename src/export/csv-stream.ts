@@ -23,6 +23,8 @@ export interface ExportStreamOptions {
    * `chars` counts UTF-16 code units of CSV text (equal to bytes for ASCII data).
    */
   onEnd?: (outcome: ExportOutcome, stats: { rows: number; chars: number; error?: unknown }) => void
+  /** Told after each chunk is formatted, with its rows and its UTF-8 bytes (the metrics' progress). */
+  onChunk?: (rows: number, bytes: number) => void
 }
 
 /** Lets the event loop run I/O (other requests) before the next chunk; see `pull` below. */
@@ -49,7 +51,7 @@ interface DirectController {
  * aborts the response, so the client sees a truncated transfer, never a file that looks complete.
  */
 export function createCsvExportStream(options: ExportStreamOptions): ReadableStream<string> {
-  const { snapshot, select, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd } = options
+  const { snapshot, select, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd, onChunk } = options
   // A failure here closes the snapshot and throws: 503 for a file that broke, a bug of ours as itself (500).
   snapshot.iterate(select.sql, select.values)
   let next = snapshot.next()
@@ -87,12 +89,14 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
   /** The next ~chunkBytes of CSV: the header first, then whole lines. */
   const nextChunk = (header: boolean): string => {
     let text = header ? csvHeader(demo) : ''
+    const rowsBefore = rowCount
     while (!next.done && text.length < chunkBytes) {
       text += csvLine(next.value as Ticket, demo)
       rowCount++
       next = snapshot.next()
     }
     charCount += text.length
+    onChunk?.(rowCount - rowsBefore, Buffer.byteLength(text, 'utf8'))
     return text
   }
 

@@ -10,6 +10,7 @@ import type { TicketQueries } from '../tickets/repository.ts'
 import { checkServedSelection } from '../tenant/served-rows.ts'
 import { acceptsGzip } from './accept-encoding.ts'
 import { createCsvExportStream } from './csv-stream.ts'
+import { noMetrics, type MetricsRecorder } from '../metrics/recorder.ts'
 
 export interface ExportDeps {
   pool: TenantPool
@@ -17,6 +18,8 @@ export interface ExportDeps {
   changes: ChangesTokenCodec
   stallTimeoutMs: number
   logger: Logger
+  /** Told when an export starts streaming, each chunk it writes, and when it ends. @default noMetrics */
+  metrics?: MetricsRecorder
 }
 
 /**
@@ -26,6 +29,7 @@ export interface ExportDeps {
  * snapshot (docs/api.md#loading-incrementally), which the stream closes when it ends.
  */
 export function exportHandler(deps: ExportDeps) {
+  const metrics = deps.metrics ?? noMetrics
   return (context: AdmittedContext): Response => {
     const { caller, params, request, id: requestId } = context
     const query = parseTicketQuery(params, 'export')
@@ -44,6 +48,7 @@ export function exportHandler(deps: ExportDeps) {
       select,
       demo: caller.demo,
       stallTimeoutMs: deps.stallTimeoutMs,
+      onChunk: (rows, bytes) => metrics.exportWrote(rows, bytes),
       onEnd: (outcome, stats) => {
         const fields = {
           requestId,
@@ -55,12 +60,14 @@ export function exportHandler(deps: ExportDeps) {
         }
         if (outcome === 'failed') deps.logger.error('export_failed', { ...fields, error: String(stats.error) })
         else deps.logger.info('export_ended', fields)
+        metrics.exportEnded()
         bodyEnded()
       },
     })
     // Only now that the stream exists (it ends, and calls onEnd, whatever happens): the pipeline
     // counts the request in flight until then, so shutdown waits for running exports.
     context.bodyEnded = ended
+    metrics.exportStarted()
     const headers: Record<string, string> = {
       'Content-Type': 'text/csv; charset=utf-8',
       'Content-Disposition': `attachment; filename="${exportFileName(query.fromMs, query.toMs, caller.demo)}"`,

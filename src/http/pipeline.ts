@@ -13,6 +13,8 @@ export interface AnsweredRequest {
   route: string | null
   /** Milliseconds from arrival to the response being ready; for a streamed export, `context.bodyEnded` settles at its last byte. */
   durationMs: number
+  /** The error the response was made from, when it is an error answer (thrown by a step, or 404/405 without a route). */
+  error?: ApiError
 }
 
 /**
@@ -51,7 +53,7 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
   const pending = new Set<RequestContext>()
   let knownPaths: Set<string> | undefined
 
-  function answer(context: RequestContext, response: Response, route: string | null): Response {
+  function answer(context: RequestContext, response: Response, route: string | null, error?: ApiError): Response {
     if (context.response) return context.response
     context.response = response
     if (context.bodyEnded) void context.bodyEnded.finally(() => pending.delete(context))
@@ -60,7 +62,7 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
       if (!response.headers.has(name)) response.headers.set(name, value)
     }
     decorateResponse(response, context.id, { privateData: context.path.startsWith('/v1/') })
-    const answered: AnsweredRequest = { context, response, route, durationMs: Math.round((performance.now() - context.startedAt) * 100) / 100 }
+    const answered: AnsweredRequest = { context, response, route, durationMs: Math.round((performance.now() - context.startedAt) * 100) / 100, error }
     for (const observe of observers) {
       try {
         observe(answered)
@@ -71,13 +73,13 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
     return response
   }
 
-  /** What a request that is not a GET gets, without routing: the preflight, 404 or 405. */
-  function withoutRoute(context: RequestContext): Response {
+  /** Answers a request that is not a GET, without routing: the preflight, 404 or 405. */
+  function answerWithoutRoute(context: RequestContext): Response {
     knownPaths ??= new Set(app.routes.map((route) => route.path))
     const known = knownPaths.has(context.path)
-    if (context.method === 'OPTIONS' && known) return preflightResponse()
-    if (!known) return errorResponse(notFound(), context.id)
-    return errorResponse(new ApiError('method_not_allowed', `Only GET is allowed on ${context.path}.`, {}, { Allow: 'GET' }), context.id)
+    if (context.method === 'OPTIONS' && known) return answer(context, preflightResponse(), null)
+    const error = known ? new ApiError('method_not_allowed', `Only GET is allowed on ${context.path}.`, {}, { Allow: 'GET' }) : notFound()
+    return answer(context, errorResponse(error, context.id), null, error)
   }
 
   // Elysia finds the path by searching for '/' from index 11 by default, assuming a host of at
@@ -90,12 +92,13 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
       const context = createRequestContext(c.request)
       c.context = context
       pending.add(context)
-      if (context.method !== 'GET') return answer(context, withoutRoute(context), null)
+      if (context.method !== 'GET') return answerWithoutRoute(context)
     })
     .onError((c) => {
       // No context when the request broke before one was made.
       const context = c.context ?? createRequestContext(c.request)
-      return answer(context, errorResponse(toApiError(c.error, logger, context.id), context.id), c.code === 'NOT_FOUND' ? null : c.route)
+      const error = toApiError(c.error, logger, context.id)
+      return answer(context, errorResponse(error, context.id), c.code === 'NOT_FOUND' ? null : c.route, error)
     })
     // Runs on a route's response, and on onError's when a route had matched (then already answered).
     .mapResponse((c) => {

@@ -34,6 +34,19 @@ export interface SupervisorOptions {
   port: number
   /** Called once with the shared port before the workers start (the first start's sample organisation). */
   beforeStart?: (port: number) => void
+  /**
+   * Given: each worker is started with an IPC channel (JSON messages) and the channel is told
+   * when a worker starts (with a way to send to it), what it sends, and when it exits. The
+   * metrics use it to ask every worker for its counts (src/metrics/across-workers.ts).
+   */
+  channel?: WorkerChannel
+}
+
+/** The parent's side of the IPC channels to its workers. */
+export interface WorkerChannel {
+  opened(index: number, send: (message: unknown) => void): void
+  received(index: number, message: unknown): void
+  closed(index: number): void
 }
 
 /** A worker that lived at least this long is restarted at once; one that died sooner waits, doubling. */
@@ -56,17 +69,21 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
 
   const spawn = (index: number): Promise<void> => {
     const startedAt = Date.now()
+    const { channel } = options
     const child = Bun.spawn([process.execPath, options.entry, `${WORKER_FLAG}${index}`], {
       env: { ...process.env, PORT: String(port) },
       stdin: 'ignore',
       stdout: 'pipe',
       stderr: 'inherit',
+      ...(channel ? { serialization: 'json' as const, ipc: (message: unknown) => channel.received(index, message) } : {}),
     })
     workers[index] = child
+    channel?.opened(index, (message) => child.send(message))
     logger.info('worker_started', { worker: index, pid: child.pid })
     const listening = relayLines(child.stdout)
     void child.exited.then((code) => {
       if (workers[index] === child) workers[index] = undefined
+      channel?.closed(index)
       if (stopping) return
       if (!started) {
         // A worker that cannot start (the port, the data directory): the service cannot either.

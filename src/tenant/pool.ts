@@ -81,6 +81,8 @@ export interface TenantPoolOptions {
   /** How many tenant files stay open when no lease holds them. */
   maxOpen: number
   logger: Logger
+  /** Told each time a tenant file is opened (a new connection, not a lease of an open one). */
+  onOpen?: () => void
 }
 
 /**
@@ -136,6 +138,7 @@ export class TenantPool {
     let handle: TenantHandle
     try {
       handle = new TenantHandle(organisationId, openReadOnly(tenantFilePath(this.options.dataDir, organisationId)), shared.fileIdentity)
+      this.options.onOpen?.()
     } catch (error) {
       throw this.unavailable(organisationId, describeSqliteFailure(error), requestId)
     }
@@ -206,6 +209,7 @@ export class TenantPool {
     let handle: TenantHandle
     try {
       handle = new TenantHandle(organisationId, openReadOnly(path), identity)
+      this.options.onOpen?.()
     } catch (error) {
       throw this.unavailable(organisationId, describeSqliteFailure(error), requestId)
     }

@@ -1,0 +1,141 @@
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
+
+/**
+ * WORKERS=N: one scrape of the parent covers every worker (docs/operations.md#metrics).
+ *
+ * prom-client's AggregatorRegistry asks its workers through node:cluster, which the workers here
+ * are not (the parent starts them with Bun.spawn and shares the port by reusePort). So the
+ * asking goes over the IPC channel Bun.spawn opens to each worker (`ipc`, JSON messages): the
+ * parent sends `{ type: 'metrics?', id }`, a worker answers `{ type: 'metrics', id, metrics }`
+ * with its registries as JSON, and the parent combines the answers with the aggregator's own
+ * `aggregate` (counters and histograms summed, each gauge as its metric says).
+ *
+ * Two things keep the service's counters from going backwards, which Prometheus would read as a
+ * reset (and `rate()` as a burst): a worker that does not answer in time is counted with its
+ * last answer, and a worker that exits leaves its last counters and histograms behind, so the
+ * one that replaces it adds to them.
+ */
+
+type MetricJson = MetricObjectWithValues<MetricValue<string>>
+
+interface ScrapeRequest {
+  type: 'metrics?'
+  id: number
+}
+
+interface ScrapeAnswer {
+  type: 'metrics'
+  id: number
+  metrics: MetricJson[]
+}
+
+/**
+ * In a worker: answers the parent's scrape requests with these registries. The process
+ * registry's values carry the worker's own label, so they are passed through, never combined.
+ */
+export function answerScrapesFromParent(service: Registry, processMetrics: Registry): void {
+  const send = process.send?.bind(process)
+  if (!send) return // not started by a parent with a channel
+  process.on('message', (message: unknown) => {
+    if (!isScrapeRequest(message)) return
+    void Promise.all([service.getMetricsAsJSON(), perProcessJson(processMetrics)]).then(([own, perProcess]) => {
+      const answer: ScrapeAnswer = { type: 'metrics', id: message.id, metrics: [...own, ...perProcess] }
+      send(answer)
+    })
+  })
+}
+
+/**
+ * A process's own metrics as JSON to combine with others: every series carries the process's
+ * `worker` label, so there is nothing to add up, only to keep ("first"; the library's own
+ * choice for some of them, "omit", would drop them).
+ */
+async function perProcessJson(registry: Registry): Promise<MetricJson[]> {
+  return (await registry.getMetricsAsJSON()).map((metric) => ({ ...metric, aggregator: 'first' }) as MetricJson)
+}
+
+function isScrapeRequest(message: unknown): message is ScrapeRequest {
+  return typeof message === 'object' && message !== null && (message as ScrapeRequest).type === 'metrics?' && typeof (message as ScrapeRequest).id === 'number'
+}
+
+function isScrapeAnswer(message: unknown): message is ScrapeAnswer {
+  return typeof message === 'object' && message !== null && (message as ScrapeAnswer).type === 'metrics' && Array.isArray((message as ScrapeAnswer).metrics)
+}
+
+interface Worker {
+  send: (message: ScrapeRequest) => void
+  last?: MetricJson[]
+  waiting: Map<number, () => void>
+}
+
+/** What the parent keeps of each worker for the next scrape. */
+export class WorkerMetrics {
+  private readonly workers = new Map<number, Worker>()
+  /** Counters and histograms of workers that exited, summed. */
+  private retired: MetricJson[] = []
+  private nextId = 1
+
+  /**
+   * @param options.parentProcess the parent's own process metrics, included in every scrape
+   * @param options.answerTimeoutMs how long a scrape waits for a worker before it uses that worker's last answer
+   */
+  constructor(private readonly options: { parentProcess?: Registry; answerTimeoutMs?: number } = {}) {}
+
+  /** A worker started; `send` posts a message to it. */
+  opened(index: number, send: (message: unknown) => void): void {
+    this.workers.set(index, { send, waiting: new Map() })
+  }
+
+  /** A message from a worker (anything else than an answer is ignored). */
+  received(index: number, message: unknown): void {
+    if (!isScrapeAnswer(message)) return
+    const worker = this.workers.get(index)
+    if (!worker) return
+    worker.last = message.metrics
+    worker.waiting.get(message.id)?.()
+  }
+
+  /** A worker exited: what it counted stays in the service's totals. */
+  closed(index: number): void {
+    const worker = this.workers.get(index)
+    this.workers.delete(index)
+    for (const done of worker?.waiting.values() ?? []) done()
+    if (!worker?.last) return
+    const kept = worker.last.filter((metric) => metric.name.startsWith('queue_api_') && ['counter', 'histogram'].includes(String(metric.type)))
+    this.retired = combine([this.retired, kept])
+  }
+
+  /** Every worker's metrics (each as fresh as it could answer) and the parent's own, as one registry. */
+  async collect(): Promise<Registry> {
+    const { parentProcess } = this.options
+    const [own, ...answers] = await Promise.all([parentProcess ? perProcessJson(parentProcess) : [], ...[...this.workers.values()].map((worker) => this.ask(worker))])
+    return AggregatorRegistry.aggregate([...answers, this.retired, own])
+  }
+
+  private ask(worker: Worker): Promise<MetricJson[]> {
+    const id = this.nextId++
+    return new Promise<MetricJson[]>((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        worker.waiting.delete(id)
+        resolve(worker.last ?? [])
+      }
+      const timer = setTimeout(done, this.options.answerTimeoutMs ?? 1000)
+      worker.waiting.set(id, done)
+      try {
+        worker.send({ type: 'metrics?', id })
+      } catch {
+        done() // the channel closed under us: the worker is exiting
+      }
+    })
+  }
+}
+
+/** Several registries' JSON as one (synchronously: what the aggregated registry holds is already computed). */
+function combine(parts: MetricJson[][]): MetricJson[] {
+  const registry = AggregatorRegistry.aggregate(parts)
+  return registry.getMetricsAsArray().map((metric) => {
+    const { help, name, type, values, aggregator } = metric as unknown as MetricJson
+    return { help, name, type, values, aggregator } as MetricJson
+  })
+}

@@ -1,0 +1,25 @@
+import type { RequestObserver } from '../http/pipeline.ts'
+import { operationOf, type LimitRejection, type MetricsRecorder } from './recorder.ts'
+
+const REJECTIONS: ReadonlySet<string> = new Set<LimitRejection>(['rate_limited', 'demo_quota_exceeded'])
+
+/**
+ * The metrics' observer of the request pipeline (src/http/pipeline.ts): every answered request
+ * is counted once, by operation and status, with its duration to the last byte (an export's
+ * `bodyEnded`, else the response being ready); the error that answered it, if any, tells a limit
+ * rejection (429) or a tenant file that cannot be served (503 data_unavailable on a /v1 route).
+ */
+export function metricsObserver(metrics: MetricsRecorder): RequestObserver {
+  return ({ context, response, error }) => {
+    const operation = operationOf(context.path)
+    const status = response.status
+    if (error) {
+      if (REJECTIONS.has(error.errorCode)) metrics.limitRejected(error.errorCode as LimitRejection)
+      // /readyz answers data_unavailable for the control store: only the operations read tenant files.
+      else if (error.errorCode === 'data_unavailable' && operation !== 'other') metrics.tenantUnavailable()
+    }
+    const record = () => metrics.requestAnswered(operation, status, (performance.now() - context.startedAt) / 1000)
+    if (context.bodyEnded) void context.bodyEnded.then(record)
+    else record()
+  }
+}

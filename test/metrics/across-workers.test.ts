@@ -1,0 +1,78 @@
+import { describe, expect, test } from 'bun:test'
+import { WorkerMetrics } from '../../src/metrics/across-workers.ts'
+import { createServiceMetrics } from '../../src/metrics/prometheus.ts'
+import { parseScrape, valueOf } from './support.ts'
+
+/**
+ * The parent's side of WORKERS=N with the workers' registries in this process: how answers are
+ * combined, and what a scrape uses for a worker that does not answer in time or has exited.
+ * (test/metrics/workers.test.ts runs the same over real processes and their IPC channels.)
+ */
+function worker(channel: WorkerMetrics, index: number) {
+  const metrics = createServiceMetrics()
+  const state = { answering: true }
+  channel.opened(index, (message) => {
+    const { id } = message as { id: number }
+    if (!state.answering) return
+    // A copy, as the IPC channel makes one: prom-client's JSON shares its live value objects.
+    void metrics.registry.getMetricsAsJSON().then((json) => channel.received(index, structuredClone({ type: 'metrics', id, metrics: json })))
+  })
+  return { recorder: metrics.recorder, state }
+}
+
+const scrape = async (channel: WorkerMetrics) => parseScrape(await (await channel.collect()).metrics()).samples
+
+describe('WorkerMetrics', () => {
+  test('counters and histograms summed, in-flight gauges summed, the limits up only if up everywhere', async () => {
+    const channel = new WorkerMetrics()
+    const a = worker(channel, 0)
+    const b = worker(channel, 1)
+    a.recorder.requestAnswered('queues', 200, 0.002)
+    b.recorder.requestAnswered('queues', 200, 0.004)
+    b.recorder.requestAnswered('export', 200, 12)
+    a.recorder.exportStarted()
+    b.recorder.exportStarted()
+    b.recorder.limitsBackendUp(false)
+    const samples = await scrape(channel)
+    expect(valueOf(samples, 'queue_api_requests_total', { operation: 'queues', status: '200' })).toBe(2)
+    expect(valueOf(samples, 'queue_api_request_duration_seconds_bucket', { operation: 'queues', le: '0.005' })).toBe(2)
+    expect(valueOf(samples, 'queue_api_request_duration_seconds_bucket', { operation: 'export', le: '10' })).toBe(0)
+    expect(valueOf(samples, 'queue_api_request_duration_seconds_bucket', { operation: 'export', le: '30' })).toBe(1)
+    expect(valueOf(samples, 'queue_api_exports_in_flight')).toBe(2)
+    expect(valueOf(samples, 'queue_api_limits_backend_up')).toBe(0)
+    expect(valueOf(samples, 'queue_api_build_info')).toBe(1)
+  })
+
+  test('a worker that does not answer in time is counted with its last answer, never dropped', async () => {
+    const channel = new WorkerMetrics({ answerTimeoutMs: 50 })
+    const a = worker(channel, 0)
+    const b = worker(channel, 1)
+    a.recorder.requestAnswered('tickets', 200, 0.001)
+    b.recorder.requestAnswered('tickets', 200, 0.001)
+    expect(valueOf(await scrape(channel), 'queue_api_requests_total', { operation: 'tickets' })).toBe(2)
+    b.state.answering = false
+    b.recorder.requestAnswered('tickets', 200, 0.001) // not seen until it answers again
+    a.recorder.requestAnswered('tickets', 200, 0.001)
+    expect(valueOf(await scrape(channel), 'queue_api_requests_total', { operation: 'tickets' })).toBe(3)
+    b.state.answering = true
+    expect(valueOf(await scrape(channel), 'queue_api_requests_total', { operation: 'tickets' })).toBe(4)
+  })
+
+  test('a worker that exits leaves its counters and histograms, not its gauges; its replacement adds to them', async () => {
+    const channel = new WorkerMetrics()
+    const a = worker(channel, 0)
+    worker(channel, 1)
+    a.recorder.requestAnswered('other', 404, 0.001)
+    a.recorder.exportStarted()
+    await scrape(channel)
+    channel.closed(0)
+    let samples = await scrape(channel)
+    expect(valueOf(samples, 'queue_api_requests_total', { operation: 'other', status: '404' })).toBe(1)
+    expect(valueOf(samples, 'queue_api_request_duration_seconds_count', { operation: 'other' })).toBe(1)
+    expect(valueOf(samples, 'queue_api_exports_in_flight')).toBe(0)
+    const replacement = worker(channel, 0)
+    replacement.recorder.requestAnswered('other', 404, 0.001)
+    samples = await scrape(channel)
+    expect(valueOf(samples, 'queue_api_requests_total', { operation: 'other', status: '404' })).toBe(2)
+  })
+})

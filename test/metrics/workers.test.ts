@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { ControlStore } from '../../src/control/store.ts'
+import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
+import { openTenant, tempDataDir } from '../support/harness.ts'
+import { writeStructure } from '../support/fixtures.ts'
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts'
+import { eventually } from '../support/raw-http.ts'
+import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
+import { parseScrape, requestCounts, valueOf, type Sample } from './support.ts'
+
+/**
+ * WORKERS=2 on a real Redis, as real processes: one scrape of the parent's metrics listener
+ * gives the sum of what both workers answered, each worker's process metrics under its own
+ * label, and totals that do not go backwards when a worker dies and is replaced.
+ */
+const available = redisAvailable()
+
+describe.skipIf(!available)('metrics of WORKERS=2', () => {
+  let dataDir: string
+  let cleanup: () => void
+  let token: string
+  let redis: RedisServer
+  let server: ServerProcess
+  let metricsUrl: string
+
+  beforeAll(async () => {
+    ;({ dir: dataDir, cleanup } = tempDataDir())
+    const store = new ControlStore(dataDir)
+    const org = createOrganisationWithTenant(store, { name: 'Metrics workers', plan: 'paid', apiEnabled: true, now: Date.now() })
+    const db = openTenant(dataDir, org.id)
+    writeStructure(db)
+    db.close()
+    token = store.createToken({ organisationId: org.id, name: 'metrics', createdAt: new Date().toISOString() }).token
+    store.close()
+    redis = await startRedis()
+    server = await startServerProcess({ DATA_DIR: dataDir, REDIS_URL: redis.url, WORKERS: '2', METRICS_PORT: '0', RATE_LIMIT_PER_MINUTE: '1000' })
+    await eventually(() => server.output().includes('"workers":2}'), 15_000, 'both workers to listen')
+    metricsUrl = /"event":"metrics_listening","url":"([^"]+)"/.exec(server.output())![1]!
+  }, 30_000)
+  afterAll(async () => {
+    if (server) expect(await server.stop()).toBe(0)
+    await redis?.stop()
+    cleanup?.()
+  })
+
+  async function scrape(): Promise<Sample[]> {
+    const response = await fetch(metricsUrl)
+    expect(response.status).toBe(200)
+    return parseScrape(await response.text()).samples
+  }
+
+  /** Each request on a connection of its own, so the kernel spreads them over both workers. */
+  const get = (path: string, bearer?: string) =>
+    fetch(server.base + path, { keepalive: false, headers: bearer ? { Authorization: `Bearer ${bearer}` } : {} }).then(async (response) => {
+      await response.arrayBuffer()
+      return response.status
+    })
+
+  test('one scrape of the parent is the sum of both workers; each worker’s process metrics apart', async () => {
+    const made = { ok: 40, unauthorised: 10 }
+    const statuses = await Promise.all([
+      ...Array.from({ length: made.ok }, () => get('/v1/queues', token)),
+      ...Array.from({ length: made.unauthorised }, () => get('/v1/tickets')),
+    ])
+    expect(statuses.filter((status) => status === 200)).toHaveLength(made.ok)
+    expect(statuses.filter((status) => status === 401)).toHaveLength(made.unauthorised)
+
+    const samples = await scrape()
+    expect(requestCounts(samples)).toEqual({ 'queues 200': made.ok, 'tickets 401': made.unauthorised })
+    expect(valueOf(samples, 'queue_api_request_duration_seconds_count', { operation: 'queues' })).toBe(made.ok)
+    // Per worker, not added up: one series each, and the parent's own.
+    const workersSeen = samples.filter((sample) => sample.name === 'process_resident_memory_bytes').map((sample) => sample.labels.worker)
+    expect(workersSeen.sort()).toEqual(['0', '1', 'parent'])
+    // The same everywhere: shown once, not summed.
+    expect(valueOf(samples, 'queue_api_build_info')).toBe(1)
+    expect(valueOf(samples, 'queue_api_limits_backend_up')).toBe(1)
+    // The API's port itself never serves the metrics.
+    expect(await get('/metrics')).toBe(404)
+  }, 30_000)
+
+  test('a worker killed and replaced: what it had counted stays in the totals', async () => {
+    const before = requestCounts(await scrape())
+    const victim = Number(/"event":"worker_started","worker":0,"pid":(\d+)/.exec(server.output())![1])
+    process.kill(victim, 'SIGKILL')
+    await eventually(() => server.output().includes('"event":"worker_restarted","worker":0'), 15_000, 'the restart')
+    expect(requestCounts(await scrape())).toEqual(before)
+
+    const statuses = await Promise.all(Array.from({ length: 6 }, () => get('/v1/queues', token)))
+    expect(statuses).toEqual(Array(6).fill(200))
+    const after = requestCounts(await scrape())
+    expect(after['queues 200']).toBe(before['queues 200']! + 6)
+  }, 30_000)
+})
