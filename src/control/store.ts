@@ -55,9 +55,18 @@ export function isControlFileFailure(error: unknown): boolean {
   return typeof code === 'string' && FILE_FAILURE.test(code)
 }
 
-/** The 503 of a control store that cannot be read (the same answer /readyz gives). */
-export function controlStoreUnavailable(): ApiError {
-  return new ApiError('data_unavailable', 'The service cannot read its own data right now; try again shortly.')
+/**
+ * The 503 of a control store that cannot be read (the same answer /readyz gives): the body is a
+ * tenant file's (data_unavailable), the class tells the two apart for the metrics.
+ */
+export class ControlStoreUnavailableError extends ApiError {
+  constructor() {
+    super('data_unavailable', 'The service cannot read its own data right now; try again shortly.')
+  }
+}
+
+function controlStoreUnavailable(): ControlStoreUnavailableError {
+  return new ControlStoreUnavailableError()
 }
 
 /** dev:inode:size:mtime of the file, or null when it does not exist. */
