@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { copyFileSync, closeSync, mkdirSync, openSync, renameSync, statSync, writeSync } from 'node:fs'
+import { copyFileSync, closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { ControlStore } from '../../src/control/store.ts'
@@ -121,4 +121,23 @@ test('a control.sqlite broken in place is 503 data_unavailable and not ready; a 
   expect((await status('/readyz')).status).toBe(200)
   // Nothing of it is a 500: the server logged no unexpected error.
   expect(server.output()).not.toContain('"status":500')
+})
+
+test('a control.sqlite removed, or empty (a copy under way), is 503 and never made anew by the server; the restored file is served', async () => {
+  server = await startServerProcess({ DATA_DIR: dataDir })
+  expect(await queues(tokens.second)).toBe(200)
+  const target = join(dataDir, 'control.sqlite')
+
+  rmSync(target)
+  expect(await status('/v1/queues', tokens.second)).toMatchObject({ status: 503, body: { error: 'data_unavailable' } })
+  expect((await status('/readyz')).status).toBe(503)
+  expect(existsSync(target)).toBe(false)
+
+  writeFileSync(target, '')
+  expect(await status('/v1/queues', tokens.second)).toMatchObject({ status: 503, body: { error: 'data_unavailable' } })
+  expect(statSync(target).size).toBe(0)
+
+  restoreByCopy()
+  expect(await queues(tokens.second)).toBe(200)
+  expect((await status('/readyz')).status).toBe(200)
 })
