@@ -23,11 +23,11 @@ export interface WriterRun {
 }
 
 /**
- * On a fresh tenant file at schema `version` (2: no triggers; 3: the change log's triggers), in
+ * On a fresh tenant file at schema `version` (2: no triggers; 3: the change log's triggers; 4: and the value rules' triggers), in
  * a private temp directory removed after: the bulk insert of WRITER_TICKETS tickets (one
  * transaction), then a status update of each by id (1,000 to a transaction).
  */
-export function writerRun(version: 2 | 3): WriterRun {
+export function writerRun(version: 2 | 3 | 4): WriterRun {
   const dir = mkdtempSync(join(tmpdir(), 'bench-changes-'))
   try {
     mkdirSync(tenantDirectory(dir), { recursive: true })

@@ -33,7 +33,7 @@ export function runAdmin(argv: string[], io: AdminIo): number {
     store = new ControlStore(io.dataDir)
     const result = runCommand(argv, { store, now: io.now })
     io.out(result.wantsJson ? JSON.stringify(result.json) + '\n' : result.text.join('\n') + '\n')
-    return 0
+    return result.status ?? 0
   } catch (error) {
     if (error instanceof UsageError || error instanceof ControlStoreError) return fail('usage', error.message, 2)
     return fail('unexpected', `unexpected error: ${error instanceof Error ? error.message : String(error)}`, 1)

@@ -1,6 +1,7 @@
 import { type ControlStore, type Organisation, type Plan } from '../control/store.ts'
 import { createOrganisationWithTenant } from '../control/provisioning.ts'
-import { migrateTenantFile, openTenantForWriting } from '../tenant/files.ts'
+import { finishMigration, migrateTenantFile, openTenantForReplacing } from '../tenant/files.ts'
+import { checkTenantFile } from './check.ts'
 import { generateTenantData } from '../seed/generator.ts'
 import { schemaVersion } from '../db/migrator.ts'
 import { hashToken, TOKEN_PREFIX } from '../auth/token.ts'
@@ -10,6 +11,8 @@ import { integerOption, parseOptions, requireOption, UsageError } from './args.t
 export interface CommandOutput {
   json: unknown
   text: string[]
+  /** The exit status when the command ran but found something to act on (`check`, `migrate`); 0 otherwise. */
+  status?: number
 }
 
 export interface CommandContext {
@@ -52,8 +55,9 @@ function tokenGivenForId(store: ControlStore, token: string): string {
 export function runCommand(argv: string[], context: CommandContext): CommandOutput & { wantsJson: boolean } {
   const [group, action, ...rest] = argv
   const { store, now } = context
-  const key = group === 'seed' || group === 'migrate' ? group : `${group} ${action}`
-  const args = group === 'seed' || group === 'migrate' ? argv.slice(1) : rest
+  const single = group === 'seed' || group === 'migrate' || group === 'check'
+  const key = single ? group : `${group} ${action}`
+  const args = single ? argv.slice(1) : rest
 
   switch (key) {
     case 'org create': {
@@ -131,14 +135,19 @@ export function runCommand(argv: string[], context: CommandContext): CommandOutp
       const days = integerOption(values.days, 'days', 90, 1, 3660)
       const perDay = integerOption(values['per-day'], 'per-day', 300, 1, 1_000_000)
       const seed = values.seed ?? org.id
-      const db = openTenantForWriting(store.dataDir, org.id)
+      const db = openTenantForReplacing(store.dataDir, org.id)
       try {
         const existing = (db.query('SELECT count(*) AS n FROM tickets').get() as { n: number }).n
         if (existing > 0 && !values.replace) throw new UsageError(`organisation "${org.slug}" already has ${existing} tickets; add --replace to overwrite them`)
         const result = db.transaction(() => {
           db.exec('DELETE FROM tickets; DELETE FROM device_sessions; DELETE FROM queues; DELETE FROM locations;')
+          // Replaced data is a new history: a loader's X-Changes-Token of the old one is refused
+          // with the message that says to load again, rather than leave it every replaced ticket.
+          db.exec('UPDATE change_history SET history_id = lower(hex(randomblob(16)))')
           return generateTenantData(db, { days, perDay, seed, now })
         }).immediate()
+        // A file left short of the newest version by rows that broke the contract gets there now.
+        finishMigration(db)
         return {
           wantsJson: !!values.json,
           json: { organisationId: org.id, days, perDay, seed, ...result },
@@ -153,15 +162,24 @@ export function runCommand(argv: string[], context: CommandContext): CommandOutp
       const controlStore = { from: store.schemaVersionAtOpen, to: schemaVersion(store.db) }
       const tenants = store.listOrganisations().map((org) => ({ organisationId: org.id, slug: org.slug, ...migrateTenantFile(store.dataDir, org.id) }))
       const changed = tenants.filter((t) => t.from !== t.to).length
+      const refused = tenants.filter((t) => t.refused !== undefined)
       return {
         wantsJson: !!values.json,
         json: { controlStore, tenants },
         text: [
           `control store: ${migrationText(controlStore)}`,
-          ...tenants.map((t) => `${t.organisationId} (${t.slug}): ${t.created ? `file was missing; created at version ${t.to}` : migrationText(t)}`),
-          `${changed} tenant file(s) changed, ${tenants.length - changed} already current`,
+          ...tenants.map((t) => `${t.organisationId} (${t.slug}): ${t.created ? `file was missing; created at version ${t.to}` : migrationText(t)}${t.refused ? `; stopped short of version ${t.to + 1}: ${t.refused.replace('<org>', t.slug)}` : ''}`),
+          `${changed} tenant file(s) changed, ${tenants.length - changed} already current${refused.length ? `, ${refused.length} not at the newest version` : ''}`,
         ],
+        // A file left behind needs the operator: a script running migrate must notice.
+        status: refused.length ? 1 : 0,
       }
+    }
+    case 'check': {
+      const { values } = parseOptions(args, { org: { type: 'string' }, limit: { type: 'string' }, ...json })
+      const org = findOrganisation(store, requireOption(values.org, 'org'))
+      const limit = integerOption(values.limit, 'limit', 100, 1, 100_000)
+      return { wantsJson: !!values.json, ...checkTenantFile(store.dataDir, org, limit) }
     }
     default:
       throw new UsageError(group === undefined ? 'a command is required' : `unknown command "${[group, action].filter(Boolean).join(' ')}" (admin --help lists the commands)`)

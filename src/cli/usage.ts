@@ -13,7 +13,8 @@ commands:
   admin token list --org <org> [--json]                    ids, names, creation, last use; never a token
   admin token revoke <tokenId> [--json]                    takes the id (tok_…), not the token (svc_…)
   admin seed --org <org> [--days 90] [--per-day 300] [--seed S] [--replace] [--json]
-  admin migrate [--json]                                   every file to the newest schema
+  admin migrate [--json]                                   every file to the newest schema its rows allow
+  admin check --org <org> [--limit 100] [--json]           the tenant file's rows that break the contract
 
 arguments and options:
   <org>          an organisation's id (org_…) or slug; admin org list shows them
@@ -22,7 +23,10 @@ arguments and options:
   --per-day N    seed: tickets generated per day, on average across the organisation's
                  locations (1 to 1000000, default 300)
   --seed S       seed: the same S gives the same data for the same day (default: the org's id)
-  --replace      seed: replace the data the organisation already has (refused without it)
+  --replace      seed: replace the data the organisation already has (refused without it);
+                 the file starts a new change history, so loaders load it again
+  --limit N      check: rows listed at most (1 to 100000, default 100); all are counted
   --json         exactly one JSON document on stdout; an error is one JSON document on stderr
 
-exit status: 0 done; 2 wrong input (one line on stderr, nothing written); 1 unexpected error.`
+exit status: 0 done; 2 wrong input (one line on stderr, nothing written); 1 unexpected error,
+  or rows that break the tenant contract (check), or a file left short of the newest version (migrate).`

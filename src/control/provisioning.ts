@@ -2,19 +2,7 @@ import { rmSync } from 'node:fs'
 import { ControlStoreError, type ControlStore, type Organisation, type Plan } from './store.ts'
 import { openTenantForWriting } from '../tenant/files.ts'
 import { tenantFilePath } from '../tenant/paths.ts'
-
-const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62})$/
-
-/** A URL-style short name from a display name ("Café Nord" → "cafe-nord"). */
-export function slugify(name: string): string {
-  return name
-    .toLowerCase()
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 63)
-}
+import { slugify } from './slug.ts'
 
 /**
  * Creates an organisation and its tenant file (current schema, WAL). Either both exist
@@ -26,9 +14,8 @@ export function createOrganisationWithTenant(
 ): Organisation {
   const name = input.name.trim()
   if (name === '') throw new ControlStoreError('--name must not be empty')
+  // The slug's rule and uniqueness are the store's (createOrganisation), checked before the file is made.
   const slug = input.slug ?? slugify(name)
-  if (!SLUG.test(slug)) throw new ControlStoreError(`slug "${slug}" must be lower-case letters, digits and dashes (at most 63)`)
-  if (store.findOrganisation(slug)) throw new ControlStoreError(`slug "${slug}" is already taken`)
 
   return store.db.transaction(() => {
     const organisation = store.createOrganisation({ name, slug, plan: input.plan, apiEnabled: input.apiEnabled, createdAt: new Date(input.now).toISOString() })

@@ -1,11 +1,14 @@
-import type { Database, Statement } from 'bun:sqlite'
+import { Database, type Statement } from 'bun:sqlite'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { and, asc, eq, getTableColumns, lt, or, sql } from 'drizzle-orm'
 import { join } from 'node:path'
+import { rmSync, statSync } from 'node:fs'
 import { LRUCache } from 'lru-cache'
 import { ensurePrivateDirectory, openWritableDatabase } from '../db/files.ts'
+import { ApiError } from '../errors/api-error.ts'
 import { migrate, schemaVersion } from '../db/migrator.ts'
 import { CONTROL_MIGRATIONS } from './migrations.ts'
+import { slugProblem } from './slug.ts'
 import * as schema from './schema.ts'
 import { apiTokens, demoQuotaUsage, organisations, serviceSettings } from './schema.ts'
 import { newId } from '../ids.ts'
@@ -42,67 +45,236 @@ export function isBusyError(error: unknown): boolean {
 }
 
 /**
- * `DATA_DIR/control.sqlite`: organisations, API tokens, demo-quota counters and service
- * settings. Migrated when opened, by the server and by the admin CLI alike. Shared by every
- * process on the same data directory, so every counter lives in SQL, not in memory.
+ * SQLite failures that mean the file itself cannot be read (corrupt, not a database, gone,
+ * moved): answered 503 and the connection dropped, so that the next request opens the file again.
  */
-export class ControlStore {
-  readonly db: Database
-  readonly orm: BunSQLiteDatabase<typeof schema>
-  /** The file's schema version before this store migrated it (what `admin migrate` reports). */
-  readonly schemaVersionAtOpen: number
-  private readonly lookupStatement: Statement
-  private readonly dataVersionStatement: Statement
-  /**
-   * Active tokens seen recently, by hash. Valid while no other connection has committed to this
-   * file (PRAGMA data_version, a few microseconds; an indexed look-up measured about ten times
-   * that on the request path) and emptied by this store's own writes to tokens and organisations.
-   * So a revocation by the admin CLI, another process, still counts on the very next request.
-   */
-  private readonly activeTokens = new LRUCache<string, TokenLookup>({ max: 10_000 })
-  private seenDataVersion = -1
-  private readonly consumeQuotaStatement: Statement
-  private readonly quotaCountStatement: Statement
+const FILE_FAILURE = /^SQLITE_(CORRUPT|NOTADB|IOERR|CANTOPEN|READONLY_DBMOVED)/
 
-  constructor(readonly dataDir: string, options: ControlStoreOptions = {}) {
-    ensurePrivateDirectory(dataDir)
-    this.db = openWritableDatabase(join(dataDir, 'control.sqlite'), OPEN_BUSY_TIMEOUT_MS)
-    this.schemaVersionAtOpen = schemaVersion(this.db)
-    migrate(this.db, CONTROL_MIGRATIONS)
-    this.orm = drizzle({ client: this.db, schema })
-    // Made while opening waits long for the write lock: the workers of WORKERS=N start together
-    // and would otherwise race to create it under the server's short busy timeout.
-    this.cursorSigningKey()
-    this.db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? OPEN_BUSY_TIMEOUT_MS}`)
+export function isControlFileFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code
+  return typeof code === 'string' && FILE_FAILURE.test(code)
+}
+
+/**
+ * The 503 of a control store that cannot be read (the same answer /readyz gives): the body is a
+ * tenant file's (data_unavailable), the class tells the two apart for the metrics.
+ */
+export class ControlStoreUnavailableError extends ApiError {
+  constructor() {
+    super('data_unavailable', 'The service cannot read its own data right now; try again shortly.')
+  }
+}
+
+function controlStoreUnavailable(): ControlStoreUnavailableError {
+  return new ControlStoreUnavailableError()
+}
+
+/** dev:inode:size:mtime of the file, or null when it does not exist. */
+function fileIdentity(path: string): string | null {
+  const stat = statSync(path, { throwIfNoEntry: false, bigint: true })
+  return stat ? `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}` : null
+}
+
+/** The dev:inode part of an identity: whether it is still the same file, changed in place. */
+function sameFile(a: string | null, b: string | null): boolean {
+  return a !== null && b !== null && a.split(':').slice(0, 2).join(':') === b.split(':').slice(0, 2).join(':')
+}
+
+/** One open connection to control.sqlite and the statements prepared on it. */
+class ControlConnection {
+  readonly orm: BunSQLiteDatabase<typeof schema>
+  readonly lookup: Statement
+  readonly dataVersion: Statement
+  readonly consumeQuota: Statement
+  readonly quotaCount: Statement
+
+  constructor(readonly db: Database) {
+    this.orm = drizzle({ client: db, schema })
     // Hot paths: plain prepared statements, parsed once.
-    this.lookupStatement = this.db.prepare(
+    this.lookup = db.prepare(
       `SELECT t.id AS tokenId, t.organisation_id AS organisationId, t.revoked_at IS NOT NULL AS revoked,
               o.plan AS plan, o.api_enabled AS apiEnabled
          FROM api_tokens t JOIN organisations o ON o.id = t.organisation_id
         WHERE t.token_hash = ?`,
     )
-    this.dataVersionStatement = this.db.prepare('PRAGMA data_version')
+    this.dataVersion = db.prepare('PRAGMA data_version')
     // One statement, so concurrent processes cannot lose an update: the row is incremented only
     // while under the limit, and RETURNING tells whether this request got a slot.
-    this.consumeQuotaStatement = this.db.prepare(
+    this.consumeQuota = db.prepare(
       `INSERT INTO demo_quota_usage (organisation_id, day, count) VALUES (?1, ?2, 1)
        ON CONFLICT (organisation_id, day) DO UPDATE SET count = count + 1 WHERE count < ?3
        RETURNING count`,
     )
-    this.quotaCountStatement = this.db.prepare('SELECT count FROM demo_quota_usage WHERE organisation_id = ? AND day = ?')
+    this.quotaCount = db.prepare('SELECT count FROM demo_quota_usage WHERE organisation_id = ? AND day = ?')
   }
 
   close(): void {
-    this.lookupStatement.finalize()
-    this.dataVersionStatement.finalize()
-    this.consumeQuotaStatement.finalize()
-    this.quotaCountStatement.finalize()
+    for (const statement of [this.lookup, this.dataVersion, this.consumeQuota, this.quotaCount]) statement.finalize()
     this.db.close(false)
+  }
+}
+
+/**
+ * `DATA_DIR/control.sqlite`: organisations, API tokens, demo-quota counters and service
+ * settings. Migrated when opened, by the server and by the admin CLI alike. Shared by every
+ * process on the same data directory, so every counter lives in SQL, not in memory.
+ *
+ * The file may be replaced while the server runs (a restore by copy and rename: a new inode) or
+ * broken in place: every use first compares the file's identity (one stat) with the one opened
+ * and opens the file again when it changed, so a token revoked in a restored file is refused on
+ * the very next request. A file that cannot be read answers 503 until a good one is put back.
+ */
+export class ControlStore {
+  /** The file's schema version before this store migrated it (what `admin migrate` reports). */
+  readonly schemaVersionAtOpen: number
+  private readonly path: string
+  private readonly busyTimeoutMs: number
+  private connection: ControlConnection | undefined
+  private openedIdentity: string | null = null
+  /** The WAL and its index beside the file that was opened: the old file's, once another file lies there. */
+  private openedWal: string | null = null
+  private openedShm: string | null = null
+  /**
+   * Active tokens seen recently, by hash. Valid while no other connection has committed to this
+   * file (PRAGMA data_version, a few microseconds; an indexed look-up measured about ten times
+   * that on the request path) and emptied by this store's own writes to tokens and organisations
+   * and by a reopen. So a revocation by the admin CLI, another process, still counts on the very
+   * next request.
+   */
+  private readonly activeTokens = new LRUCache<string, TokenLookup>({ max: 10_000 })
+  private seenDataVersion = -1
+
+  constructor(readonly dataDir: string, options: ControlStoreOptions = {}) {
+    ensurePrivateDirectory(dataDir)
+    this.path = join(dataDir, 'control.sqlite')
+    this.busyTimeoutMs = options.busyTimeoutMs ?? OPEN_BUSY_TIMEOUT_MS
+    const db = openWritableDatabase(this.path, OPEN_BUSY_TIMEOUT_MS)
+    this.schemaVersionAtOpen = schemaVersion(db)
+    this.connection = this.prepare(db)
+    // Made while opening waits long for the write lock: the workers of WORKERS=N start together
+    // and would otherwise race to create it under the server's short busy timeout.
+    this.cursorSigningKey()
+    db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`)
+  }
+
+  /** The current connection (reopened if the file changed); for the admin CLI and /readyz. */
+  get db(): Database {
+    return this.current().db
+  }
+
+  get orm(): BunSQLiteDatabase<typeof schema> {
+    return this.current().orm
+  }
+
+  close(): void {
+    this.connection?.close()
+    this.connection = undefined
+  }
+
+  /** Migrates a freshly opened file and prepares the statements on it; closes it on failure. */
+  private prepare(db: Database): ControlConnection {
+    try {
+      migrate(db, CONTROL_MIGRATIONS)
+      const connection = new ControlConnection(db)
+      this.openedIdentity = fileIdentity(this.path)
+      this.openedWal = fileIdentity(`${this.path}-wal`)
+      this.openedShm = fileIdentity(`${this.path}-shm`)
+      return connection
+    } catch (error) {
+      db.close(false)
+      throw error
+    }
+  }
+
+  /**
+   * The connection to the file now at the path. A changed identity (another file, or this one
+   * written outside SQLite) or an earlier failure opens it again; a missing file is never
+   * created here (that is a restore half done), it is unavailable. Throws the 503 when the file
+   * cannot be read.
+   */
+  private current(): ControlConnection {
+    const identity = fileIdentity(this.path)
+    if (this.connection && identity === this.openedIdentity) return this.connection
+    const replaced = !sameFile(identity, this.openedIdentity)
+    if (this.connection) {
+      // Taking the old connection out of WAL mode writes the old file's log into the old file and
+      // deletes it, before the new file is opened (it must not read another file's log). It also
+      // keeps the old connection, once really closed, from deleting the new file's WAL: drizzle's
+      // statements are finalized by the garbage collector, and SQLite closes after them.
+      if (replaced) {
+        try {
+          this.connection.db.exec('PRAGMA journal_mode = DELETE')
+        } catch {
+          // The old file is unreadable, or another process still has it open (below).
+        }
+      }
+      this.connection.close()
+      this.connection = undefined
+    }
+    if (replaced) this.moveOldLogAside()
+    this.activeTokens.clear()
+    this.seenDataVersion = -1
+    if (identity === null) throw controlStoreUnavailable()
+    try {
+      this.connection = this.prepare(this.openExisting())
+      return this.connection
+    } catch (error) {
+      if (isControlFileFailure(error)) throw controlStoreUnavailable()
+      throw error
+    }
+  }
+
+  /**
+   * The WAL and its index beside a replaced file, when they are still the old file's (another
+   * process, a worker that has not yet noticed the new file, kept them): removed, so that the
+   * new file starts without them. That process keeps the copies it has open, and notices the
+   * new file on its next request. A log made for the new file since is another file: kept.
+   */
+  private moveOldLogAside(): void {
+    for (const [suffix, opened] of [['-wal', this.openedWal], ['-shm', this.openedShm]] as const) {
+      if (sameFile(fileIdentity(this.path + suffix), opened)) rmSync(this.path + suffix, { force: true })
+    }
+  }
+
+  /** Opens the file at the path, never creating one: an empty file is a copy still under way. */
+  private openExisting(): Database {
+    const db = new Database(this.path, { readwrite: true, create: false, strict: true })
+    try {
+      db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`)
+      if (schemaVersion(db) === 0) throw Object.assign(new Error('control.sqlite is empty'), { code: 'SQLITE_NOTADB' })
+      db.exec('PRAGMA journal_mode = WAL')
+      db.exec('PRAGMA synchronous = NORMAL')
+      db.exec('PRAGMA foreign_keys = ON')
+      return db
+    } catch (error) {
+      db.close(false)
+      throw error
+    }
+  }
+
+  /**
+   * Runs a read or write of the request path: a failure of the file itself drops the
+   * connection (the next use opens the file again) and becomes the 503.
+   */
+  private use<T>(work: (connection: ControlConnection) => T): T {
+    const connection = this.current()
+    try {
+      return work(connection)
+    } catch (error) {
+      if (!isControlFileFailure(error)) throw error
+      if (this.connection === connection) {
+        connection.close()
+        this.connection = undefined
+      }
+      throw controlStoreUnavailable()
+    }
   }
 
   // ---- organisations -------------------------------------------------------------------------
 
   createOrganisation(input: { name: string; slug: string; plan: Plan; apiEnabled: boolean; createdAt: string }): Organisation {
+    const problem = slugProblem(input.slug)
+    if (problem !== undefined) throw new ControlStoreError(problem)
     if (this.findOrganisation(input.slug)) throw new ControlStoreError(`slug "${input.slug}" is already taken`)
     const organisation: Organisation = { id: newId('org'), ...input }
     this.orm.insert(organisations).values(organisation).run()
@@ -175,47 +347,51 @@ export class ControlStore {
    * file is unchanged; unknown and revoked ones always cost one indexed look-up, the same work.
    */
   lookupToken(tokenHash: string): TokenLookup | undefined {
-    const { data_version: dataVersion } = this.dataVersionStatement.get() as { data_version: number }
-    if (dataVersion !== this.seenDataVersion) {
-      this.activeTokens.clear()
-      this.seenDataVersion = dataVersion
-    }
-    const cached = this.activeTokens.get(tokenHash)
-    if (cached) return cached
-    const row = this.lookupStatement.get(tokenHash) as
-      | { tokenId: string; organisationId: string; revoked: number; plan: Plan; apiEnabled: number }
-      | null
-    if (!row) return undefined
-    const found = { tokenId: row.tokenId, organisationId: row.organisationId, revoked: row.revoked === 1, plan: row.plan, apiEnabled: row.apiEnabled === 1 }
-    if (!found.revoked) this.activeTokens.set(tokenHash, found)
-    return found
+    return this.use((connection) => {
+      const { data_version: dataVersion } = connection.dataVersion.get() as { data_version: number }
+      if (dataVersion !== this.seenDataVersion) {
+        this.activeTokens.clear()
+        this.seenDataVersion = dataVersion
+      }
+      const cached = this.activeTokens.get(tokenHash)
+      if (cached) return cached
+      const row = connection.lookup.get(tokenHash) as
+        | { tokenId: string; organisationId: string; revoked: number; plan: Plan; apiEnabled: number }
+        | null
+      if (!row) return undefined
+      const found = { tokenId: row.tokenId, organisationId: row.organisationId, revoked: row.revoked === 1, plan: row.plan, apiEnabled: row.apiEnabled === 1 }
+      if (!found.revoked) this.activeTokens.set(tokenHash, found)
+      return found
+    })
   }
 
   /** Writes batched `last used` times in one short transaction. */
   recordTokenUse(lastUsed: ReadonlyMap<string, string>): void {
     if (lastUsed.size === 0) return
-    this.db.transaction(() => {
-      for (const [id, at] of lastUsed) {
-        this.orm
-          .update(apiTokens)
-          .set({ lastUsedAt: at })
-          .where(and(eq(apiTokens.id, id), or(sql`${apiTokens.lastUsedAt} IS NULL`, lt(apiTokens.lastUsedAt, at))))
-          .run()
-      }
-    })()
+    this.use(({ db, orm }) =>
+      db.transaction(() => {
+        for (const [id, at] of lastUsed) {
+          orm
+            .update(apiTokens)
+            .set({ lastUsedAt: at })
+            .where(and(eq(apiTokens.id, id), or(sql`${apiTokens.lastUsedAt} IS NULL`, lt(apiTokens.lastUsedAt, at))))
+            .run()
+        }
+      })(),
+    )
   }
 
   // ---- demo quota ----------------------------------------------------------------------------
 
   /** Takes one request from the organisation's quota for `day` unless `limit` is reached. */
   consumeDemoQuota(organisationId: string, day: string, limit: number): { allowed: boolean; used: number } {
-    const row = this.consumeQuotaStatement.get(organisationId, day, limit) as { count: number } | null
+    const row = this.use((connection) => connection.consumeQuota.get(organisationId, day, limit)) as { count: number } | null
     if (row) return { allowed: true, used: row.count }
     return { allowed: false, used: this.demoQuotaUsed(organisationId, day) }
   }
 
   demoQuotaUsed(organisationId: string, day: string): number {
-    const row = this.quotaCountStatement.get(organisationId, day) as { count: number } | null
+    const row = this.use((connection) => connection.quotaCount.get(organisationId, day)) as { count: number } | null
     return row?.count ?? 0
   }
 

@@ -9,6 +9,19 @@ import type { Database } from 'bun:sqlite'
 export interface Migration {
   description: string
   sql: string
+  /**
+   * Run inside the migration's transaction before its SQL: a reason not to apply it to this
+   * file (its data would break what the migration promises), or undefined to go on.
+   */
+  refuseWhen?: (db: Database) => string | undefined
+}
+
+/** A migration refused a file: it stays at `version`, the last one applied. */
+export class MigrationRefusedError extends Error {
+  constructor(readonly version: number, readonly reason: string) {
+    super(`schema version ${version + 1} not applied: ${reason}`)
+    this.name = 'MigrationRefusedError'
+  }
 }
 
 export function schemaVersion(db: Database): number {
@@ -16,7 +29,10 @@ export function schemaVersion(db: Database): number {
   return row.user_version
 }
 
-/** Applies the pending migrations, each in its own transaction. Returns the new version. */
+/**
+ * Applies the pending migrations, each in its own transaction. Returns the new version. Throws
+ * MigrationRefusedError when a migration refuses the file; the ones before it stay applied.
+ */
 export function migrate(db: Database, migrations: readonly Migration[]): number {
   const current = schemaVersion(db)
   if (current > migrations.length) {
@@ -25,6 +41,8 @@ export function migrate(db: Database, migrations: readonly Migration[]): number 
   for (let version = current + 1; version <= migrations.length; version++) {
     const migration = migrations[version - 1]!
     db.transaction(() => {
+      const refusal = migration.refuseWhen?.(db)
+      if (refusal !== undefined) throw new MigrationRefusedError(version - 1, refusal)
       db.exec(migration.sql)
       db.exec(`PRAGMA user_version = ${version}`)
     }).immediate()

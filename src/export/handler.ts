@@ -7,6 +7,7 @@ import type { TenantPool } from '../tenant/pool.ts'
 import { exportFileName } from '../contract/instant.ts'
 import { parseTicketQuery } from '../tickets/query.ts'
 import type { TicketQueries } from '../tickets/repository.ts'
+import { checkServedSelection } from '../tenant/served-rows.ts'
 import { acceptsGzip } from './accept-encoding.ts'
 import { createCsvExportStream } from './csv-stream.ts'
 import { noMetrics, type MetricsRecorder } from '../metrics/recorder.ts'
@@ -36,12 +37,15 @@ export function exportHandler(deps: ExportDeps) {
     // A connection of its own: the export's snapshot must not hold back the organisation's pages.
     const snapshot = deps.pool.openSnapshot(caller.organisationId, { requestId, own: true })
     const window = snapshot.read((lease) => readChangeWindow(lease, deps.changes, since))
+    const select = deps.tickets.exportQuery(query, window.sinceVersion)
+    // Before the first byte, in the rows' snapshot: a bad row must be a 503, not a broken file.
+    snapshot.read((lease) => checkServedSelection(lease, select))
     const startedAt = performance.now()
     let bodyEnded!: () => void
     const ended = new Promise<void>((resolve) => (bodyEnded = resolve))
     const csv = createCsvExportStream({
       snapshot,
-      select: deps.tickets.exportQuery(query, window.sinceVersion),
+      select,
       demo: caller.demo,
       stallTimeoutMs: deps.stallTimeoutMs,
       onChunk: (rows, bytes) => metrics.exportWrote(rows, bytes),

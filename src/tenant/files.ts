@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { ensurePrivateDirectory, openWritableDatabase } from '../db/files.ts'
-import { migrate, schemaVersion } from '../db/migrator.ts'
+import { migrate, MigrationRefusedError, schemaVersion } from '../db/migrator.ts'
 import { TENANT_MIGRATIONS } from './migrations.ts'
 import { tenantDirectory, tenantFilePath } from './paths.ts'
 
@@ -16,23 +16,55 @@ export function openTenantForWriting(dataDir: string, organisationId: string): D
   return db
 }
 
+/**
+ * Opens a tenant file whose data is about to be replaced (`admin seed --replace`), migrated as
+ * far as its present rows allow: a migration refused over rows that break the contract
+ * (version 4) is left pending, and `finishMigration` applies it once those rows are gone.
+ */
+export function openTenantForReplacing(dataDir: string, organisationId: string): Database {
+  const db = openTenantFile(dataDir, organisationId)
+  try {
+    migrateAsFarAsAllowed(db)
+    return db
+  } catch (error) {
+    db.close()
+    throw error
+  }
+}
+
+/** Applies the migrations `openTenantForReplacing` left pending. */
+export function finishMigration(db: Database): number {
+  return migrate(db, TENANT_MIGRATIONS)
+}
+
 /** What `migrateTenantFile` did to one file: `from === to` means it was already current. */
 export interface TenantMigration {
   from: number
   to: number
   /** The file did not exist: it was created, empty, with the newest schema. */
   created: boolean
+  /** Why the file stopped short of the newest version (its rows break the contract), if it did. */
+  refused?: string
 }
 
-/** Brings one organisation's tenant file to the newest schema and says from which version to which. */
+/** Brings one organisation's tenant file to the newest schema it allows and says from which version to which. */
 export function migrateTenantFile(dataDir: string, organisationId: string): TenantMigration {
   const created = !existsSync(tenantFilePath(dataDir, organisationId))
   const db = openTenantFile(dataDir, organisationId)
   try {
     const from = schemaVersion(db)
-    return { from, to: migrate(db, TENANT_MIGRATIONS), created }
+    return { from, ...migrateAsFarAsAllowed(db), created }
   } finally {
     db.close()
+  }
+}
+
+function migrateAsFarAsAllowed(db: Database): { to: number; refused?: string } {
+  try {
+    return { to: migrate(db, TENANT_MIGRATIONS) }
+  } catch (error) {
+    if (!(error instanceof MigrationRefusedError)) throw error
+    return { to: error.version, refused: error.reason }
   }
 }
 

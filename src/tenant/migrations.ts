@@ -1,9 +1,11 @@
 import type { Migration } from '../db/migrator.ts'
+import { contractTriggersSql, scanBreaches } from './row-check.ts'
 
 /**
  * Tenant-file migrations. Version 1 is the contract schema of docs/operations.md#tenant-schema,
  * as the administration application writes it. Later versions only add what the API needs:
- * indexes to read fast (2), the change log and its triggers (3). They never change a table or
+ * indexes to read fast (2), the change log and its triggers (3), triggers that refuse rows
+ * breaking the contract's value rules (4). They never change a table or
  * column of the contract, and the read-only API never runs them (`admin migrate` does).
  */
 export const TENANT_MIGRATIONS: readonly Migration[] = [
@@ -117,6 +119,16 @@ export const TENANT_MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    // Refused over rows that already break the rules: a version-4 file then holds only rows that
+    // follow them, which is what lets the API stream a version-4 file without checking it first.
+    description: 'value rules: triggers that refuse a row breaking the contract (docs/operations.md#what-a-row-must-hold)',
+    sql: contractTriggersSql(),
+    refuseWhen: (db) => {
+      const { count } = scanBreaches(db, 0)
+      return count === 0 ? undefined : `${count} row(s) break the tenant contract; \`admin check --org <org>\` lists them`
+    },
+  },
 ]
 
 /** The newest tenant schema version; `admin` commands migrate files to it. */
@@ -130,6 +142,13 @@ export function hasChangeTracking(version: number): boolean {
 }
 
 /** Versions the API serves: the contract's version 1 (slower filters) and every later one. */
+/** The first version whose triggers refuse rows that break the contract's value rules. */
+export const CONTRACT_TRIGGERS_VERSION = 4
+
+export function hasContractTriggers(version: number): boolean {
+  return version >= CONTRACT_TRIGGERS_VERSION
+}
+
 export function isServableTenantVersion(version: number): boolean {
   return version >= 1 && version <= TENANT_SCHEMA_VERSION
 }

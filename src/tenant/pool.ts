@@ -5,9 +5,10 @@ import type { Logger } from '../logger.ts'
 import { schemaVersion } from '../db/migrator.ts'
 import { TICKET_FIELDS } from '../contract/vocabulary.ts'
 import { tickets } from './schema.ts'
-import { isServableTenantVersion } from './migrations.ts'
+import { hasContractTriggers, isServableTenantVersion } from './migrations.ts'
+import { CONTRACT_TRIGGERS_PRESENT_SQL, type RowBreach } from './row-check.ts'
 import { tenantFilePath, isValidOrganisationId } from './paths.ts'
-import { TenantUnavailableError, type TenantLease } from './lease.ts'
+import { ROW_BREACH_REASON, TenantUnavailableError, type TenantLease } from './lease.ts'
 import { TenantSnapshot } from './snapshot.ts'
 
 /** One open, read-only connection to a tenant file, shared by every lease on it. */
@@ -37,6 +38,8 @@ class TenantHandle {
   /** The schema version last read, and `PRAGMA data_version` when it was read. */
   private schemaVersion = -1
   private checkedDataVersion = -1
+  /** Whether the file vouched for its rows when last read (see TenantLease.rowsGuaranteed). */
+  private guaranteesRows = false
 
   /**
    * The schema version this connection last read, re-read whenever another connection has
@@ -50,9 +53,18 @@ class TenantHandle {
     if (dataVersion !== this.checkedDataVersion) {
       this.schemaVersion = schemaVersion(this.db)
       if (isServableTenantVersion(this.schemaVersion)) this.db.prepare(SCHEMA_PROBE).finalize()
+      // A version-4 file whose triggers were dropped by hand no longer vouches for its rows.
+      this.guaranteesRows =
+        hasContractTriggers(this.schemaVersion) && (this.statement(CONTRACT_TRIGGERS_PRESENT_SQL).get() as { present: number }).present === 1
       this.checkedDataVersion = dataVersion
     }
     return this.schemaVersion
+  }
+
+  /** See TenantLease.rowsGuaranteed. */
+  rowsGuaranteed(): boolean {
+    this.currentSchemaVersion()
+    return this.guaranteesRows
   }
 
   close(): void {
@@ -158,6 +170,14 @@ export class TenantPool {
       db: handle.db,
       statement: (sql) => handle.statement(sql),
       schemaVersion: () => handle.currentSchemaVersion(),
+      rowsGuaranteed: () => handle.rowsGuaranteed(),
+      // The file is sound, only a row of it is not: the handle stays.
+      refuseRow: (breach: RowBreach) =>
+        this.unavailable(organisationId, `${ROW_BREACH_REASON}: ${breach.table} id ${JSON.stringify(breach.id)}: ${breach.rules.join('; ')}`, requestId, {
+          table: breach.table,
+          rowId: breach.id,
+          columns: breach.columns,
+        }),
       release,
       fail,
       failure: (error) => (error instanceof SQLiteError ? fail(error) : error),
@@ -218,10 +238,10 @@ export class TenantPool {
   }
 
   /** The 503 for a file that cannot be served, logged once per reason with the request that met it first. */
-  private unavailable(organisationId: string, reason: string, requestId: string | undefined): TenantUnavailableError {
+  private unavailable(organisationId: string, reason: string, requestId: string | undefined, fields: Record<string, unknown> = {}): TenantUnavailableError {
     if (this.loggedFailures.get(organisationId) !== reason) {
       this.loggedFailures.set(organisationId, reason)
-      this.options.logger.error('tenant_unavailable', { requestId, organisationId, reason })
+      this.options.logger.error('tenant_unavailable', { requestId, organisationId, reason, ...fields })
     }
     return new TenantUnavailableError(organisationId, reason)
   }

@@ -4,6 +4,7 @@ import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
 import { jsonResponse, type AdmittedContext } from '../http/context.ts'
 import type { TenantPool } from '../tenant/pool.ts'
 import { inSnapshot } from '../tenant/read.ts'
+import { checkServedRows } from '../tenant/served-rows.ts'
 import type { CursorCodec } from './cursor.ts'
 import { parseTicketQuery } from './query.ts'
 import type { TicketQueries } from './repository.ts'
@@ -21,7 +22,9 @@ export function ticketsHandler(pool: TenantPool, tickets: TicketQueries, cursors
     const after = query.cursor === null ? null : cursors.decode(caller.organisationId, query, query.cursor)
     const { rows, hasMore, token } = inSnapshot(pool, { organisationId: caller.organisationId, requestId: id }, (lease) => {
       const window = readChangeWindow(lease, changes, since)
-      return { ...tickets.readPage(lease, query, after, window.sinceVersion), token: window.token }
+      const page = tickets.readPage(lease, query, after, window.sinceVersion)
+      checkServedRows(lease, 'tickets', page.rows)
+      return { ...page, token: window.token }
     })
     const last = rows[rows.length - 1]
     const page: TicketPage = {

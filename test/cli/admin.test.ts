@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { runAdmin } from '../../src/cli/admin.ts'
+import { adminRunner, type AdminRun } from '../support/admin-cli.ts'
 import { tenantDirectory, tenantFilePath } from '../../src/tenant/paths.ts'
 import { isWellFormedToken, hashToken } from '../../src/auth/token.ts'
 import { ControlStore } from '../../src/control/store.ts'
@@ -16,16 +16,10 @@ afterEach(() => cleanup())
 
 const NOW = Date.parse('2026-03-10T12:00:00.000Z')
 
-/** Runs the CLI in-process and captures what it wrote. */
-function admin(...argv: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const status = runAdmin(argv, { dataDir, now: NOW, out: (t) => (stdout += t), err: (t) => (stderr += t) })
-  return { argv, status, stdout, stderr, json: () => JSON.parse(stdout) }
-}
+const admin = adminRunner(() => dataDir, NOW)
 
 /** Exit 2, nothing on stdout, one line on stderr; with --json that line is one JSON document. */
-function expectUsageError(result: ReturnType<typeof admin>, fragment: string) {
+function expectUsageError(result: AdminRun, fragment: string) {
   expect(result.status).toBe(2)
   expect(result.stdout).toBe('')
   expect(result.stderr.trim().split('\n')).toHaveLength(1)
@@ -48,7 +42,7 @@ describe('admin org', () => {
     expect(existsSync(tenantFilePath(dataDir, org.id))).toBe(true)
     const db = openTenant(dataDir, org.id)
     expect(db.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
-    expect(db.query('PRAGMA user_version').get()).toEqual({ user_version: 3 })
+    expect(db.query('PRAGMA user_version').get()).toEqual({ user_version: TENANT_SCHEMA_VERSION })
     db.close()
   })
 
@@ -75,6 +69,22 @@ describe('admin org', () => {
     expectUsageError(admin(), 'command is required')
     expect(admin('org', 'list', '--json').json().organisations).toHaveLength(1)
     expect(readdirSync(tenantDirectory(dataDir)).filter((f) => f.endsWith('.sqlite'))).toHaveLength(1)
+  })
+
+  test('the slug rule holds wherever an organisation is made: the CLI and the store alike', () => {
+    expectUsageError(admin('org', 'create', '--name', 'Bad', '--slug', 'org_x'), 'slug "org_x" must be lower-case letters, digits and dashes (at most 63)')
+    expectUsageError(admin('org', 'create', '--name', '!!!'), 'slug "" must be lower-case letters')
+    const store = new ControlStore(dataDir)
+    try {
+      const input = { name: 'Direct', plan: 'paid' as const, apiEnabled: true, createdAt: new Date(NOW).toISOString() }
+      expect(() => store.createOrganisation({ ...input, slug: 'Has Spaces' })).toThrow('slug "Has Spaces" must be lower-case letters')
+      expect(() => store.createOrganisation({ ...input, slug: 'x'.repeat(64) })).toThrow('must be lower-case letters, digits and dashes (at most 63)')
+      expect(store.createOrganisation({ ...input, slug: 'direct-1' }).slug).toBe('direct-1')
+      expect(() => store.createOrganisation({ ...input, slug: 'direct-1' })).toThrow('slug "direct-1" is already taken')
+    } finally {
+      store.close()
+    }
+    expect(existsSync(tenantDirectory(dataDir))).toBe(false) // nothing made for a refused slug
   })
 })
 

@@ -23,6 +23,12 @@ export interface SuiteContext {
 export interface Check {
   name: string
   cost: Partial<Record<Role, number>>
+  /**
+   * A role whose whole minute window the check spends on top of `cost`: the limit the server
+   * advertises (X-RateLimit-Limit) once the run has learned it, the contract's 60 in the plan
+   * printed before the first request.
+   */
+  spendsWindow?: Role
   /** Optional variables it needs; without them it is skipped under a name that lists them. */
   needs?: Need[]
   run(context: SuiteContext): Promise<void>

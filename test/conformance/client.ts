@@ -41,6 +41,12 @@ export class ContractClient {
   /** Requests made so far, by role: what the run spent. */
   readonly spent: Record<Role, number> = { main: 0, demo: 0, disabled: 0, revoked: 0, none: 0 }
   private readonly pacers = new Map<Role, Pacer>()
+  /**
+   * The per-token minute limit the server advertises (X-RateLimit-Limit of the first answer
+   * that carried one): the contract says 60, an operator may configure another
+   * (RATE_LIMIT_PER_MINUTE), and the checks hold the server to what it says.
+   */
+  minuteLimit: number | undefined
   private budget: { check: string; left: Partial<Record<Role, number>> } | null = null
 
   constructor(
@@ -76,6 +82,8 @@ export class ContractClient {
     const response = await fetch(this.options.baseUrl + path, { method, headers, redirect: 'manual', decompress: false } as RequestInit)
     const bytes = new Uint8Array(await response.arrayBuffer())
     pacer?.afterResponse(response.headers)
+    const advertised = response.headers.get('x-ratelimit-limit')
+    if (this.minuteLimit === undefined && token && advertised !== null && /^[1-9]\d*$/.test(advertised)) this.minuteLimit = Number(advertised)
     // ignoreBOM keeps a byte-order mark in the text, where the checks can see it.
     const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes)
     const exchange: Exchange = {
@@ -120,4 +128,10 @@ export class ContractClient {
     }
     return pacer
   }
+}
+
+/** The minute limit the server advertised to the run's tokens; a check that needs it fails without it. */
+export function advertisedLimit(client: ContractClient): number {
+  if (client.minuteLimit === undefined) throw new Error('no answer to a token carried X-RateLimit-Limit, so the minute window\'s size is unknown')
+  return client.minuteLimit
 }

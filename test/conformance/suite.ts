@@ -3,7 +3,7 @@ import { checkTitle, needLabel, type Check, type CheckGroup, type SuiteContext }
 import { satisfied, type Need, type Role, type SuiteOptions } from './options.ts'
 import { discovery, type Sample } from './sample.ts'
 import { ContractClient } from './client.ts'
-import type { SuiteClock } from './pacer.ts'
+import { CONTRACT_PER_MINUTE, type SuiteClock } from './pacer.ts'
 import { queueChecks } from './checks/queues.ts'
 import { queryRuleChecks } from './checks/query-rules.ts'
 import { paginationChecks } from './checks/pagination.ts'
@@ -69,7 +69,7 @@ export function registerContractSuite(context: () => SuiteContext, given: Readon
         }
         test(checkTitle(check), async () => {
           const ctx = context()
-          ctx.client.beginCheck(check.name, check.cost)
+          ctx.client.beginCheck(check.name, costOf(check, ctx.client.minuteLimit ?? CONTRACT_PER_MINUTE))
           try {
             await check.run(ctx)
           } finally {
@@ -81,15 +81,25 @@ export function registerContractSuite(context: () => SuiteContext, given: Readon
   }
 }
 
+/** A check's budget per role, its window spent at `minuteLimit` requests. */
+export function costOf(check: Check, minuteLimit: number): Partial<Record<Role, number>> {
+  const cost = { ...check.cost }
+  if (check.spendsWindow) cost[check.spendsWindow] = (cost[check.spendsWindow] ?? 0) + minuteLimit
+  return cost
+}
+
 export type Plan = Record<Role, number>
 
-/** The most requests a run with these options makes, per role: the sum over the checks that run. */
-export function planFor(options: SuiteOptions): Plan {
+/**
+ * The most requests a run with these options makes, per role: the sum over the checks that run,
+ * a window spent at `minuteLimit` (the contract's 60 before the server has said otherwise).
+ */
+export function planFor(options: SuiteOptions, minuteLimit = CONTRACT_PER_MINUTE): Plan {
   const given = satisfied(options)
   const plan: Plan = { main: 0, demo: 0, disabled: 0, revoked: 0, none: 0 }
   for (const check of GROUPS.flatMap((group) => group.checks)) {
     if (!runs(check, given)) continue
-    for (const [role, count] of Object.entries(check.cost) as [Role, number][]) plan[role] += count
+    for (const [role, count] of Object.entries(costOf(check, minuteLimit)) as [Role, number][]) plan[role] += count
   }
   return plan
 }
@@ -98,7 +108,7 @@ export function planFor(options: SuiteOptions): Plan {
 export function describePlan(options: SuiteOptions): string[] {
   const plan = planFor(options)
   const given = satisfied(options)
-  const parts = [`API_TOKEN ${plan.main} (paced to stay inside its 60 a minute)`]
+  const parts = [`API_TOKEN ${plan.main} (paced to stay inside its minute window, at most the contract's ${CONTRACT_PER_MINUTE} a minute)`]
   if (plan.demo) parts.push(`API_DEMO_TOKEN ${plan.demo} (${plan.demo} of the demo organisation's ${DEMO_DAILY_QUOTA} a day)`)
   if (plan.disabled) parts.push(`API_DISABLED_TOKEN ${plan.disabled}`)
   if (plan.revoked) parts.push(`API_REVOKED_TOKEN ${plan.revoked}`)
@@ -109,7 +119,7 @@ export function describePlan(options: SuiteOptions): string[] {
     lines.push(`contract: the demo checks would spend ${wouldSpend} of the demo organisation's ${DEMO_DAILY_QUOTA} requests today; set API_CONTRACT_DEMO_OK=1 to allow them (skipped now).`)
   }
   if (options.exhaust) {
-    lines.push('contract: API_CONTRACT_EXHAUST=1: after the other checks it spends API_TOKEN\'s whole minute window, then waits up to a minute (Retry-After) until the window lets a request through again.')
+    lines.push(`contract: API_CONTRACT_EXHAUST=1: after the other checks it spends API_TOKEN's whole minute window (counted above as the contract's ${CONTRACT_PER_MINUTE}; as many as the server's X-RateLimit-Limit says), then waits up to a minute (Retry-After) until the window lets a request through again.`)
   }
   const missing = new Set(GROUPS.flatMap((group) => group.checks).flatMap((check) => (check.needs ?? []).filter((need) => !given.has(need))))
   if (missing.size > 0) lines.push(`contract: skipped for want of ${[...missing].map(needLabel).join(', ')} (each skipped check's name says which).`)

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { createRequestContext } from '../../src/http/context.ts'
 import { ApiError } from '../../src/errors/api-error.ts'
+import { ControlStoreUnavailableError } from '../../src/control/store.ts'
 import { metricsObserver } from '../../src/metrics/observer.ts'
 import { createServiceMetrics } from '../../src/metrics/prometheus.ts'
 import { parseScrape, valueOf } from './support.ts'
@@ -23,11 +24,13 @@ describe('metricsObserver', () => {
     observe(answered('/readyz', 503, new ApiError('data_unavailable', 'The control store cannot be read.')))
     observe(answered('/v1/tickets', 503, new ApiError('data_unavailable', 'missing')))
     observe(answered('/v1/queues', 503, new ApiError('limits_unavailable', 'down')))
+    // control.sqlite unreadable on an operation: the same body, not a tenant file.
+    observe(answered('/v1/queues', 503, new ControlStoreUnavailableError()))
     const samples = parseScrape(await metrics.registry.metrics()).samples
     expect(valueOf(samples, 'queue_api_tenant_unavailable_total')).toBe(1)
     expect(valueOf(samples, 'queue_api_requests_total', { operation: 'other', status: '503' })).toBe(1)
     expect(valueOf(samples, 'queue_api_requests_total', { operation: 'tickets', status: '503' })).toBe(1)
-    expect(valueOf(samples, 'queue_api_requests_total', { operation: 'queues', status: '503' })).toBe(1)
+    expect(valueOf(samples, 'queue_api_requests_total', { operation: 'queues', status: '503' })).toBe(2)
     expect(valueOf(samples, 'queue_api_limit_rejections_total', { reason: 'rate_limited' })).toBe(0)
   })
 

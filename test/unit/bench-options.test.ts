@@ -72,7 +72,7 @@ describe('selectScenarios', () => {
 test('the registry: one scenario per name, the diagnostic only when named, --only limiter needs no pages', () => {
   const names = REGISTRY.map((scenario) => scenario.name)
   expect(new Set(names).size).toBe(names.length)
-  expect(names).toEqual(['csv', 'formatter', 'memory', 'slow-reader', 'pages', 'fairness', 'yield', 'tenants', 'limiter', 'redis', 'sync', 'changes', 'metrics', 'charts', 'process'])
+  expect(names).toEqual(['csv', 'formatter', 'memory', 'slow-reader', 'pages', 'fairness', 'yield', 'tenants', 'limiter', 'redis', 'sync', 'changes', 'row-check', 'metrics', 'charts', 'process'])
   expect(REGISTRY.filter((scenario) => scenario.onlyWhenNamed).map((scenario) => scenario.name)).toEqual(['process'])
   const needsOf = (only: string) => selectScenarios(REGISTRY, parseBenchOptions(['--only', only], names).only).flatMap((scenario) => scenario.needs)
   // What `--only limiter` prepares: the big tenant and the server, no baseline, no small tenants, no pages.
@@ -82,6 +82,8 @@ test('the registry: one scenario per name, the diagnostic only when named, --onl
   expect(needsOf('redis')).toEqual(['big-tenant', 'server', 'redis-server'])
   expect(needsOf('changes')).toEqual(['big-tenant', 'curl'])
   expect(needsOf('charts')).toEqual(['big-tenant', 'server', 'chromium'])
+  // The value rules' scenario makes its own files: nothing prepared.
+  expect(needsOf('row-check')).toEqual([])
 })
 
 describe('missingTool', () => {

@@ -5,7 +5,8 @@ import { DemoQuotaSchema, ErrorSchema, RateLimitedSchema } from '../../../src/co
 import { expectSchema } from '../assertions.ts'
 import type { CheckGroup, SuiteContext } from '../check.ts'
 import type { Exchange } from '../client.ts'
-import { CONTRACT_PER_MINUTE, WINDOW_MS } from '../pacer.ts'
+import { WINDOW_MS } from '../pacer.ts'
+import { advertisedLimit } from '../client.ts'
 import { rateLimitItems } from '../ratelimit-fields.ts'
 import { DEMO_DAILY_QUOTA } from './demo.ts'
 
@@ -82,9 +83,10 @@ export const auditChecks: CheckGroup = {
       },
     },
     {
-      name: 'rate-limit headers on every answer to a known token: limit 60, remaining and reset in range, RateLimit and RateLimit-Policy repeating them',
+      name: 'rate-limit headers on every answer to a known token: the same limit on each (60 by the contract, or as configured), remaining and reset in range, RateLimit and RateLimit-Policy repeating them',
       cost: {},
       async run(context) {
+        const advertised = advertisedLimit(context.client)
         for (const exchange of context.client.exchanges.filter(withWindow)) {
           const header = (name: string) => exchange.headers.get(name)
           const limit = Number(header('x-ratelimit-limit'))
@@ -104,7 +106,7 @@ export const auditChecks: CheckGroup = {
             retryAfter: exchange.status === 429 ? /^[1-9]\d*$/.test(header('retry-after') ?? '') : true,
           }).toEqual({
             at: where(exchange),
-            limit: CONTRACT_PER_MINUTE,
+            limit: advertised,
             remaining: true,
             reset: true,
             policy: { q: limit, w: WINDOW_MS / 1000 },
