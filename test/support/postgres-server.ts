@@ -58,8 +58,8 @@ function asServerUser(command: string[]): string[] {
   return runningAsRoot ? ['runuser', '-u', 'postgres', '--', ...command] : command
 }
 
-function run(command: string[], what: string): string {
-  const result = Bun.spawnSync(asServerUser(command), { stdout: 'pipe', stderr: 'pipe' })
+function run(command: string[], what: string, asServer = true): string {
+  const result = Bun.spawnSync(asServer ? asServerUser(command) : command, { stdout: 'pipe', stderr: 'pipe' })
   if (result.exitCode !== 0) throw new Error(`${what} failed: ${(result.stderr.toString() || result.stdout.toString()).trim().slice(-500)}`)
   return result.stdout.toString()
 }
@@ -93,7 +93,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   }
   const url = `postgresql://postgres@127.0.0.1:${port}/postgres`
   const psql = (database: string, sql: string) =>
-    run(['psql', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', database, '-c', sql], 'psql').trim()
+    run(['psql', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', database, '-c', sql], 'psql', false).trim()
   return {
     port,
     url,
