@@ -53,7 +53,8 @@ export async function spoolCsvInChunks(
     for (;;) {
       const quote = bytes.indexOf(QUOTE, at)
       const stop = quote === -1 ? bytes.length : quote
-      if (!inQuotes) {
+      // (lastIndexOf counts a negative start from the end: an empty span is skipped, not searched.)
+      if (!inQuotes && stop > at) {
         const newline = bytes.lastIndexOf(NEWLINE, stop - 1)
         if (newline >= at) end = newline + 1
       }

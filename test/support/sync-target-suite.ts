@@ -252,6 +252,50 @@ export function syncTargetSuite(harness: TargetHarness) {
   })
 
   describe(`${name}: stopped half-way`, () => {
+    test('a download that breaks half-way through a window leaves nothing of that window; the next run loads it', async () => {
+      const into = await harness.fresh('broken')
+      const since = NOW - 199 * DAY
+      // The second window's export is cut off after its first 64 KB (a dropped connection mid-body).
+      let exports = 0
+      const client = new Client({
+        baseUrl: tenant.server.base,
+        token: tenant.token,
+        maxAttempts: 1,
+        fetch: async (url, init) => {
+          const response = await fetch(url, init)
+          if (!String(url).includes('/exports/') || ++exports !== 2) return response
+          const reader = response.body!.getReader()
+          let passed = 0
+          const body = new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              const { done, value } = await reader.read()
+              if (done || passed > 64 * 1024) {
+                await reader.cancel()
+                return controller.error(new TypeError('connection reset mid-body'))
+              }
+              passed += value.length
+              controller.enqueue(value)
+            },
+          })
+          return new Response(body, { status: response.status, headers: response.headers })
+        },
+      })
+      const target = await openTarget(parseTarget(into[0]!, into[2], { ...process.env, ...env }))
+      try {
+        await expect(runSync({ client, target, baseUrl: tenant.server.base, since, now: Date.now() })).rejects.toThrow('connection reset mid-body')
+      } finally {
+        await target.close()
+      }
+      const [partial] = await harness.query(into, `SELECT (SELECT count(*) FROM tickets) AS n, (SELECT ${harness.iso('loaded_until')} FROM _sync_state) AS until`)
+      expect(Date.parse(String(partial!.until))).toBe(since + 90 * DAY)
+      expect(Number(partial!.n)).toBe(tenantTickets(tenant, since, since + 90 * DAY).length)
+
+      const resumed = await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--json'], env)
+      expect(resumed.status).toBe(0)
+      expect(await mirrorTickets(into)).toEqual(tenantTickets(tenant, since))
+      expect(await duplicates(into)).toBe(0)
+    }, 60_000)
+
     test('SIGKILL during the backfill: the next run resumes and ends equal, with no duplicate', async () => {
       // Three requests a minute: /v1/queues and two windows, then the run waits for the minute window.
       const limited = await tenantServer({ rateLimitPerMinute: 3 })

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import { join } from 'node:path'
 import { postgresAvailable, startPostgres, type PostgresServer } from '../support/postgres-server.ts'
 import { DAY, startSync, sync, syncTargetSuite, tenantServer, tenantTickets, type Tenant } from '../support/sync-target-suite.ts'
 import { eventually } from '../support/raw-http.ts'
@@ -85,6 +86,47 @@ describe.skipIf(!available)('PostgreSQL target', () => {
         await tenant.server.close()
       }
     })
+  })
+
+  describe('PostgreSQL: docs/loading.md followed', () => {
+    test('its sync command loads the database; its read-only user runs its first query', async () => {
+      const docs = await Bun.file(join(import.meta.dir, '..', '..', 'docs', 'loading.md')).text()
+      const command = /\n(npm run -s sync -- --url http:\/\/127\.0\.0\.1:3000 --into postgresql:\/\/\S+)\n/.exec(docs)![1]!
+      const [documentedUrl] = /postgresql:\/\/\S+/.exec(command)!
+      const tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        // The documented database, on this test's cluster: the same user and database names.
+        const { pathname, username } = new URL(documentedUrl)
+        server.psql('postgres', `CREATE ROLE ${username} LOGIN`)
+        server.psql('postgres', `CREATE DATABASE ${pathname.slice(1)} OWNER ${username}`)
+        const url = documentedUrl.replace(/@[^/]+\//, `@127.0.0.1:${server.port}/`)
+        // Asynchronously: the server answering it runs in this process.
+        const run = Bun.spawn(['bash', '-c', command.replace('http://127.0.0.1:3000', tenant.server.base).replace(documentedUrl, url)], {
+          env: { ...process.env, API_TOKEN: tenant.token, PGPASSWORD: 'unused-by-trust' },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        })
+        expect(await new Response(run.stderr).text()).toStartWith('mirror current up to')
+        expect(await run.exited).toBe(0)
+
+        const blocks = [...docs.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!)
+        const grants = blocks.find((block) => block.startsWith('CREATE ROLE bi'))
+        const query = blocks.find((block) => block.includes('median_wait_minutes'))
+        server.psql(pathname.slice(1), grants!)
+        const bi = new SQL(url.replace(`${username}@`, 'bi:change-me@'), { max: 1 })
+        try {
+          const rows = (await bi.unsafe(query!)) as { queue: string; day: unknown; median_wait_minutes: string }[]
+          expect(rows.length).toBeGreaterThan(0)
+          expect(rows.find((row) => row.queue === 'Payments')).toMatchObject({ median_wait_minutes: '0.5' })
+          // Read-only: the BI user cannot write the mirror.
+          await expect(bi.unsafe(`DELETE FROM tickets`)).rejects.toThrow('permission denied')
+        } finally {
+          await bi.close()
+        }
+      } finally {
+        await tenant.server.close()
+      }
+    }, 30_000)
   })
 
   describe('PostgreSQL: a reader during a sync', () => {
