@@ -67,6 +67,8 @@ export async function spoolCsvInChunks(
   const reader = stream.getReader()
   try {
     for (;;) {
+      // A file that failed to load ends the download at once, not when the next file is full.
+      if (failure) throw failure
       const { done, value } = await reader.read()
       if (done) break
       let bytes = value

@@ -46,7 +46,7 @@ const CSV_AS_COLUMNS = TICKET_COLUMNS.map((column) => `"${column.field}" AS ${co
  * count (DuckDB spills to a temporary directory beside the file past it); insertion order is not
  * kept, which a bulk load does not need and which costs memory.
  */
-export const DUCKDB_MEMORY_LIMIT = '256MB'
+export const DUCKDB_MEMORY_LIMIT = '128MB'
 const DUCKDB_SETTINGS = { memory_limit: DUCKDB_MEMORY_LIMIT, preserve_insertion_order: 'false' }
 
 /**
@@ -54,7 +54,7 @@ const DUCKDB_SETTINGS = { memory_limit: DUCKDB_MEMORY_LIMIT, preserve_insertion_
  * next downloads (csv-chunks.ts). Large enough that each read's fixed cost is small, small enough
  * that the two files on disk at a time stay small.
  */
-const CHUNK_BYTES = 32 * 2 ** 20
+const CHUNK_BYTES = 16 * 2 ** 20
 
 export class DuckDbTarget implements SyncTarget {
   /** Where a window's export is cut into files on its way in; removed on close. */
@@ -146,33 +146,45 @@ export class DuckDbTarget implements SyncTarget {
   }
 
   /**
-   * The export is cut into files as it downloads and each file is merged by `id` as soon as it
-   * is complete, all in the window's transaction. The number inserted is the table's growth (a
-   * count DuckDB keeps without reading the rows); the rest of what the merge touched was updated.
+   * The export is cut into files as it downloads and each file goes into `tickets` as soon as it
+   * is complete, all in the window's transaction. Into a table that was empty when the window
+   * began (a first run's first window) the rows are appended: one export holds each id once, so
+   * there is nothing to merge, and no hash table to build. Otherwise each file is merged by `id`;
+   * a --reconcile keeps the window's ids to find what the server no longer has. The number
+   * inserted is the table's growth (a count DuckDB keeps without reading the rows); the rest of
+   * what the merge touched was updated.
    */
   async loadWindow(load: WindowLoad): Promise<RowCount> {
     return this.transaction(async () => {
       const count = noRows()
       const before = await this.ticketCount()
+      const append = before === 0 && !load.reconcile
       let merged = 0
       if (load.reconcile) await this.db.run('CREATE OR REPLACE TEMP TABLE _window_ids (id VARCHAR)')
       await spoolCsvInChunks(load.csv, this.scratch, CHUNK_BYTES, async (file) => {
-        await this.db.run(
-          `CREATE OR REPLACE TEMP TABLE _chunk AS SELECT ${CSV_AS_COLUMNS} FROM read_csv($file, header = true, auto_detect = false,
-             delim = ',', quote = '"', escape = '"', nullstr = '', columns = {${CSV_COLUMNS}${load.demo ? ", 'demo': 'INTEGER'" : ''}})`,
-          { file },
-        )
+        const rows = `SELECT ${CSV_AS_COLUMNS} FROM read_csv($file, header = true, auto_detect = false,
+          delim = ',', quote = '"', escape = '"', nullstr = '', columns = {${CSV_COLUMNS}${load.demo ? ", 'demo': 'INTEGER'" : ''}})`
+        if (append) {
+          await this.db.run(`INSERT INTO tickets (${columnList()}) ${rows}`, { file })
+          return
+        }
+        let source = `(${rows})`
+        if (load.reconcile) {
+          await this.db.run(`CREATE OR REPLACE TEMP TABLE _chunk AS ${rows}`, { file })
+          await this.db.run('INSERT INTO _window_ids SELECT id FROM _chunk')
+          source = '_chunk'
+        }
         const result = await this.db.runAndReadAll(
-          `MERGE INTO tickets USING _chunk AS s ON tickets.id = s.id
+          `MERGE INTO tickets USING ${source} AS s ON tickets.id = s.id
              WHEN MATCHED AND (${rowsDiffer('tickets', 's')}) THEN UPDATE SET ${TICKET_COLUMNS.map((c) => `${c.name} = s.${c.name}`).join(', ')}
              WHEN NOT MATCHED THEN INSERT (${columnList()}) VALUES (${columnList('s')})`,
+          load.reconcile ? undefined : { file },
         )
         merged += Number(result.getRowsJS()[0]![0])
-        if (load.reconcile) await this.db.run('INSERT INTO _window_ids SELECT id FROM _chunk')
       })
       await this.db.run('DROP TABLE IF EXISTS _chunk')
       count.inserted = (await this.ticketCount()) - before
-      count.updated = merged - count.inserted
+      count.updated = append ? 0 : merged - count.inserted
       if (load.reconcile) {
         count.deleted = await this.deleteAbsent(load.reconcile)
         await this.db.run('DROP TABLE _window_ids')

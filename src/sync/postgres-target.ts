@@ -158,6 +158,17 @@ export class PostgresTarget implements SyncTarget {
   async loadWindow(load: WindowLoad): Promise<RowCount> {
     return this.sql.begin(async (tx) => {
       const count = noRows()
+      // Into an empty table (a first run's first window) the export is copied straight in: one
+      // export holds each id once, so there is nothing to upsert. The transaction still hides it
+      // from readers until it is whole.
+      const [table] = (await tx.unsafe(`SELECT NOT EXISTS (SELECT 1 FROM ${this.tickets}) AS empty`)) as { empty: boolean }[]
+      if (table!.empty && !load.reconcile && !load.demo) {
+        const copy = tx.unsafe(`COPY ${this.tickets} (${columnList()}) FROM STDIN (FORMAT csv, HEADER true)`)
+        await load.csv.pipeTo(copy.writable())
+        count.inserted = (await copy).count
+        await this.writeState(tx as unknown as SQL, load.state)
+        return count
+      }
       const csvColumns = [...TICKET_COLUMNS.map((c) => c.name), ...(load.demo ? ['demo'] : [])]
       await tx.unsafe(
         `CREATE TEMP TABLE _incoming (${columnDefinitions({ text: 'TEXT', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' })}${load.demo ? ', demo INTEGER' : ''}) ON COMMIT DROP`,
