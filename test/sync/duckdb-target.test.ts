@@ -1,23 +1,12 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
+import { queryDuckDb } from '../support/duckdb-query.ts'
 import { tempDataDir } from '../support/harness.ts'
 import { syncTargetSuite } from '../support/sync-target-suite.ts'
 
 const temp = tempDataDir()
 afterAll(() => temp.cleanup())
-
-/** Rows of a DuckDB file, as JSON values, over an instance of its own (opened and closed per query, as a reader should). */
-export async function queryDuckDb(file: string, sql: string): Promise<Record<string, unknown>[]> {
-  const instance = await DuckDBInstance.create(file)
-  const connection = await instance.connect()
-  try {
-    return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[]
-  } finally {
-    connection.closeSync()
-    instance.closeSync()
-  }
-}
 
 syncTargetSuite({
   name: 'DuckDB',

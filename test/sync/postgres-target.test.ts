@@ -30,7 +30,7 @@ if (available) {
   beforeAll(async () => {
     server = await startPostgres()
     databaseUrl = await server.createDatabase('warehouse')
-  })
+  }, 60_000) // initdb and the first start take seconds on a loaded machine
   afterAll(async () => {
     for (const connection of connections.values()) await connection.close()
     await server?.stop()

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { DuckDBInstance } from '@duckdb/node-api'
+import { queryDuckDb } from '../support/duckdb-query.ts'
 import { join } from 'node:path'
 import { existsSync } from 'node:fs'
 import { openTenant, tempDataDir } from '../support/harness.ts'
@@ -17,18 +18,6 @@ import { Client } from '../../src/client/index.ts'
 
 const NOW = Date.now()
 const temp = tempDataDir()
-
-/** Rows of a DuckDB file, as JSON values. */
-async function query(file: string, sql: string): Promise<Record<string, unknown>[]> {
-  const instance = await DuckDBInstance.create(file)
-  const connection = await instance.connect()
-  try {
-    return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[]
-  } finally {
-    connection.closeSync()
-    instance.closeSync()
-  }
-}
 
 let tenant: Tenant
 beforeAll(async () => {
@@ -70,7 +59,7 @@ describe('sync: the DuckDB commands of docs/loading.md', () => {
   })
 
   test("the median-wait query of docs/loading.md runs on the mirror", async () => {
-    const rows = await query(
+    const rows = await queryDuckDb(
       file,
       `SELECT q.name AS queue, t.created_at::DATE AS day,
               round(median(epoch(t.called_at) - epoch(t.created_at)) / 60, 1) AS median_wait_minutes
@@ -109,7 +98,7 @@ describe('sync: tickets created while a run goes on', () => {
     await run(insertOnce('during-first', Date.now() + 200))
     inserted = 0
     await run(insertOnce('during-later', Date.now() + 200))
-    const ids = (await query(file, "SELECT id FROM tickets WHERE id LIKE 'during-%' ORDER BY id")).map((r) => r.id)
+    const ids = (await queryDuckDb(file, "SELECT id FROM tickets WHERE id LIKE 'during-%' ORDER BY id")).map((r) => r.id)
     expect(ids).toEqual(['during-first', 'during-later'])
   })
 
