@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { queryDuckDb } from '../support/duckdb-query.ts'
 import { join } from 'node:path'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { openTenant, tempDataDir } from '../support/harness.ts'
 import { writeTickets } from '../support/fixtures.ts'
-import { DAY, sync, tenantServer, type Tenant } from '../support/sync-target-suite.ts'
+import { DAY, startSync, sync, tenantServer, type Tenant } from '../support/sync-target-suite.ts'
+import { eventually } from '../support/raw-http.ts'
 import { DuckDbTarget } from '../../src/sync/duckdb-target.ts'
 import { runSync } from '../../src/sync/sync.ts'
 import { Client } from '../../src/client/index.ts'
@@ -196,4 +197,27 @@ describe('sync: wrong input and failures', () => {
     expect(run.stderr.trim().split('\n')).toHaveLength(1)
     expect(run.stderr + run.stdout).not.toContain(disabled)
   })
+})
+
+describe('sync: Ctrl-C', () => {
+  test('SIGINT during the backfill: exit 130, the windows committed are kept, no temporary file is left', async () => {
+    // Three requests a minute: /v1/queues and two windows, then the run waits for the minute window.
+    const limited = await tenantServer({ rateLimitPerMinute: 3 })
+    try {
+      const file = join(temp.dir, 'interrupted.duckdb')
+      const scratch = join(temp.dir, 'scratch-sigint')
+      mkdirSync(scratch)
+      const since = NOW - 199 * DAY
+      const child = startSync(limited, ['--url', limited.server.base, '--into', file, '--since', new Date(since).toISOString()], { TMPDIR: scratch }, true)
+      await eventually(() => limited.server.logger.lines.some((line) => line.includes('"status":429')), 30_000, 'the run to wait for the minute window')
+      child.kill('SIGINT')
+      expect(await child.exited).toBe(130)
+      expect(await new Response(child.stderr).text()).toContain('stopped by SIGINT; every window committed so far is kept')
+      expect(readdirSync(scratch)).toEqual([])
+      const [state] = await queryDuckDb(file, 'SELECT epoch_ms(loaded_until) AS until FROM _sync_state')
+      expect(Number(state!.until)).toBe(since + 180 * DAY)
+    } finally {
+      await limited.server.close()
+    }
+  }, 60_000)
 })
