@@ -30,13 +30,13 @@ function joinNegativeValues(args: string[], options: Options): string[] {
   return out
 }
 
-/** parseArgs's errors, said as what the operator should do. */
-function explainParseError(error: unknown): string {
+/** parseArgs's errors, said as what the operator should do; `help` names the command that lists the options. */
+function explainParseError(error: unknown, help: string): string {
   const { code, message } = error as { code?: string; message: string }
   const option = /'(-[^' ]*)/.exec(message)?.[1]
   switch (code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return `unknown option "${option}" (admin --help lists the options of each command)`
+      return `unknown option "${option}" (${help})`
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return message.includes('does not take')
         ? `${option} takes no value`
@@ -47,15 +47,17 @@ function explainParseError(error: unknown): string {
 }
 
 /**
- * node:util parseArgs in strict mode, its errors turned into one-line usage errors. A command
- * takes no positional argument, or exactly one (`positional`).
+ * node:util parseArgs in strict mode, its errors turned into one-line usage errors; the one
+ * option parser of both command-line programs (`admin` and `sync`). A command takes no
+ * positional argument, or exactly one (`positional`). `help` ends the message for an unknown
+ * option: where the options are listed.
  */
-export function parseOptions<T extends Options>(args: string[], options: T, positional?: Positional) {
+export function parseOptions<T extends Options>(args: string[], options: T, positional?: Positional, help = 'admin --help lists the options of each command') {
   let parsed
   try {
     parsed = parseArgs({ args: joinNegativeValues(args, options), options, strict: true, allowPositionals: true })
   } catch (error) {
-    throw new UsageError(explainParseError(error))
+    throw new UsageError(explainParseError(error, help))
   }
   const expected = positional ? 1 : 0
   if (parsed.positionals.length > expected) throw new UsageError(`unexpected argument "${parsed.positionals[expected]}"`)

@@ -1,15 +1,10 @@
-import { rmSync } from 'node:fs'
-import { join } from 'node:path'
 import { MAX_RANGE_MS } from '../contract/vocabulary.ts'
 import { InvalidRequestError, type Client } from '../client/index.ts'
 import { splitIntoWindows, type Window } from '../client/windows.ts'
-import type { SyncState, UpsertCount, Warehouse } from './warehouse.ts'
-
-/** Wrong input: exit status 2, with a message that says what to do. */
-export class SyncInputError extends Error {}
+import { noRows, SyncInputError, type RowCount, type SyncState, type SyncTarget } from './target.ts'
 
 export interface SyncProgress {
-  phase: 'backfill' | 'changes'
+  phase: 'backfill' | 'reconcile' | 'changes'
   windowsDone: number
   windowsTotal: number
   rows: number
@@ -18,10 +13,12 @@ export interface SyncProgress {
 
 export interface SyncSummary {
   firstRun: boolean
+  /** Whether this run re-read the mirrored range whole (--reconcile) to its end. */
+  reconciled: boolean
   windows: number
-  tickets: UpsertCount
-  locations: UpsertCount
-  queues: UpsertCount
+  tickets: RowCount
+  locations: RowCount
+  queues: RowCount
   /** The mirror holds every ticket created before this instant. */
   loadedUntil: string
   /** The token the next run starts from; null when the server keeps no change log. */
@@ -30,13 +27,13 @@ export interface SyncSummary {
 
 export interface SyncOptions {
   client: Client
-  warehouse: Warehouse
+  target: SyncTarget
   baseUrl: string
   /** `--since`: the start of the mirrored range on the first run. */
   since: number | null
+  /** `--reconcile`: re-read the whole mirrored range and make the mirror equal to it. */
+  reconcile?: boolean
   now: number
-  /** Where a window's CSV is written on its way into DuckDB. */
-  tempDir: string
   onProgress?: (progress: SyncProgress) => void
 }
 
@@ -52,20 +49,21 @@ const AHEAD_MS = 86_400_000
 /**
  * One run of `sync` (docs/loading.md#sync). First run: the range from `since` is loaded window
  * by window through the CSV export; each window is committed with the state that records it, so
- * a run stopped anywhere resumes at the first window not committed. Then, and on every later
- * run, one 90-day range ending tomorrow is asked for the tickets changed after the stored token
- * (tickets created since count as changes), so the mirror ends current. A ticket that changes
- * more than 89 days after its creation is not seen again: the API's ranges are 90 days.
+ * a run stopped anywhere resumes at the first window not committed. With --reconcile, the whole
+ * mirrored range is then read again window by window and the mirror made equal to it (deletes
+ * included), resumable the same way. Then, and on every later run, one 90-day range ending
+ * tomorrow is asked for the tickets changed after the stored token (tickets created since count
+ * as changes), so the mirror ends current.
  */
 export async function runSync(options: SyncOptions): Promise<SyncSummary> {
-  const { client, warehouse, baseUrl, now } = options
-  const stored = await warehouse.state()
+  const { client, target, baseUrl, now } = options
+  const stored = await target.state()
   const firstRun = stored === null
   if (stored && stored.baseUrl !== baseUrl) {
-    throw new SyncInputError(`this file mirrors ${stored.baseUrl}; sync ${baseUrl} into another file`)
+    throw new SyncInputError(`${target.description} mirrors ${stored.baseUrl}; sync ${baseUrl} into another target`)
   }
   if (stored && options.since !== null && options.since !== stored.since) {
-    throw new SyncInputError(`this file mirrors tickets since ${iso(stored.since)}; --since is fixed by the first run (leave it out, or use another file)`)
+    throw new SyncInputError(`${target.description} mirrors tickets since ${iso(stored.since)}; --since is fixed by the first run (leave it out, or use another target)`)
   }
   const horizon = now + AHEAD_MS
   let state: SyncState
@@ -75,33 +73,46 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     const since = options.since ?? now - TRAILING_MS
     if (since >= now) throw new SyncInputError(`--since must be in the past; got ${iso(since)}`)
     // Saved with the first window, not before: a first run that fails before it (a wrong URL or
-    // token) leaves a file that can still be given the right ones.
-    state = { baseUrl, since, loadedUntil: since, backfillUntil: horizon, changesToken: null, lastRun: null }
+    // token) leaves a target that can still be given the right ones.
+    state = { baseUrl, since, loadedUntil: since, backfillUntil: horizon, changesToken: null, reconcileFrom: null, lastRun: null }
   }
 
   const summary: SyncSummary = {
     firstRun,
+    reconciled: false,
     windows: 0,
-    tickets: { inserted: 0, updated: 0 },
-    locations: { inserted: 0, updated: 0 },
-    queues: { inserted: 0, updated: 0 },
+    tickets: noRows(),
+    locations: noRows(),
+    queues: noRows(),
     loadedUntil: '',
     changesToken: null,
   }
   const startedAt = performance.now()
-  const add = (count: UpsertCount) => {
+  const add = (count: RowCount) => {
     summary.tickets.inserted += count.inserted
     summary.tickets.updated += count.updated
+    summary.tickets.deleted += count.deleted
   }
   const progress = (phase: SyncProgress['phase'], windowsDone: number, windowsTotal: number) =>
-    options.onProgress?.({ phase, windowsDone, windowsTotal, rows: summary.tickets.inserted + summary.tickets.updated, elapsedMs: performance.now() - startedAt })
+    options.onProgress?.({
+      phase,
+      windowsDone,
+      windowsTotal,
+      rows: summary.tickets.inserted + summary.tickets.updated + summary.tickets.deleted,
+      elapsedMs: performance.now() - startedAt,
+    })
+  const load = async (window: Window, changedAfter: string | undefined, next: (token: string | null) => SyncState, reconcile = false) => {
+    const csv = await client.exportCsv({ from: window.fromMs, to: window.toMs, changedAfter })
+    const nextState = next(csv.changesToken)
+    add(await target.loadWindow({ csv: csv.stream, demo: csv.demo, state: nextState, reconcile: reconcile ? window : undefined }))
+    state = nextState
+    summary.windows++
+  }
 
   const { locations } = await client.queues()
-  await warehouse.transaction(async () => {
-    const counts = await warehouse.upsertStructure(locations)
-    summary.locations = counts.locations
-    summary.queues = counts.queues
-  })
+  const structure = await target.upsertStructure(locations)
+  summary.locations = structure.locations
+  summary.queues = structure.queues
 
   // The range not loaded yet that is older than the trailing 90 days (or the first run's
   // backfill): whole windows of the export, each committed with its state.
@@ -111,17 +122,30 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   const windows = state.loadedUntil < backfillTo ? splitIntoWindows(state.loadedUntil, backfillTo) : []
   for (const [index, window] of windows.entries()) {
     const last = index === windows.length - 1
-    await loadWindow(options, window, undefined, async (count, token) => {
-      // The first response's token is kept until the backfill ends: changes made meanwhile come
-      // again in the pass below, never not at all.
-      state = { ...state, loadedUntil: Math.min(window.toMs, now), changesToken: state.changesToken ?? token, backfillUntil: last ? null : state.backfillUntil }
-      await warehouse.saveState(state)
-      add(count)
-    })
-    summary.windows++
+    // The first response's token is kept until the backfill ends: changes made meanwhile come
+    // again in the pass below, never not at all.
+    await load(window, undefined, (token) => ({
+      ...state,
+      loadedUntil: Math.min(window.toMs, now),
+      changesToken: state.changesToken ?? token,
+      backfillUntil: last ? null : state.backfillUntil,
+    }))
     progress('backfill', index + 1, windows.length)
   }
-  if (!(await warehouse.hasTicketKey())) await warehouse.addTicketKey()
+
+  // --reconcile (not on a first run, which has just read everything): the whole mirrored range
+  // again, from where an unfinished reconcile stopped. Each window's export is the server's
+  // truth for the tickets created in it: what differs is written, what is missing is deleted.
+  if (options.reconcile && !firstRun) {
+    const from = state.reconcileFrom ?? state.since
+    const ranges = splitIntoWindows(from, horizon)
+    for (const [index, window] of ranges.entries()) {
+      const last = index === ranges.length - 1
+      await load(window, undefined, () => ({ ...state, reconcileFrom: last ? null : window.toMs }), true)
+      progress('reconcile', index + 1, ranges.length)
+    }
+    summary.reconciled = true
+  }
 
   // The trailing window: what changed since the stored token, or (without a change log, or a
   // token the server no longer accepts) the whole window again.
@@ -129,54 +153,23 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   // Without a change log, a window loaded whole a moment ago is not loaded again.
   const needed = state.changesToken !== null || state.loadedUntil < now
   if (needed && trailing.fromMs < trailing.toMs) {
-    const save = async (count: UpsertCount, token: string | null) => {
-      state = { ...state, loadedUntil: Math.max(state.loadedUntil, now), backfillUntil: null, changesToken: token }
-      await warehouse.saveState(state)
-      add(count)
-    }
+    const next = (token: string | null): SyncState => ({ ...state, loadedUntil: Math.max(state.loadedUntil, now), backfillUntil: null, changesToken: token })
     try {
-      await loadWindow(options, trailing, state.changesToken ?? undefined, save)
+      await load(trailing, state.changesToken ?? undefined, next)
     } catch (error) {
       if (!(error instanceof InvalidRequestError && error.param === 'changedAfter')) throw error
       // The server's file was recreated (or lost its change log): load the window again whole.
-      await loadWindow(options, trailing, undefined, save)
+      await load(trailing, undefined, next)
     }
-    summary.windows++
     progress('changes', 1, 1)
   }
 
   summary.loadedUntil = iso(state.loadedUntil)
   summary.changesToken = state.changesToken
-  await warehouse.transaction(() => warehouse.saveState({ ...state, lastRun: { at: iso(now), ...summary, changesToken: undefined } }))
+  await target.saveState({ ...state, lastRun: { at: iso(now), ...summary, changesToken: undefined } })
   return summary
-}
-
-/**
- * One window through the CSV export into DuckDB: the response is written to a temporary file as
- * it arrives (so memory does not grow with the window), DuckDB's CSV reader upserts it, and
- * `commit` records the state in the same transaction.
- */
-async function loadWindow(
-  options: SyncOptions,
-  window: Window,
-  changedAfter: string | undefined,
-  commit: (count: UpsertCount, token: string | null) => Promise<void>,
-): Promise<void> {
-  const file = join(options.tempDir, `window-${window.fromMs}.csv`)
-  try {
-    const csv = await options.client.exportCsv({ from: window.fromMs, to: window.toMs, changedAfter })
-    await Bun.write(file, new Response(csv.stream))
-    await options.warehouse.transaction(async () => {
-      const count = await options.warehouse.upsertTicketsCsv(file, csv.demo)
-      await commit(count, csv.changesToken)
-    })
-  } finally {
-    rmSync(file, { force: true })
-  }
 }
 
 function iso(ms: number): string {
   return new Date(ms).toISOString()
 }
-
-export type { SyncState }

@@ -1,8 +1,8 @@
 import type { Subprocess } from 'bun'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from './free-port.ts'
 
 /**
  * A real `redis-server` (Debian's package) for the tests of the Redis limits, and for the
@@ -109,15 +109,4 @@ export async function startRedis(): Promise<RedisServer> {
       rmSync(dir, { recursive: true, force: true })
     },
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 }

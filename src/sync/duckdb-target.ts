@@ -1,0 +1,246 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
+import type { Location } from '../contract/schemas.ts'
+import { spoolCsvInChunks } from './csv-chunks.ts'
+import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
+import { noRows, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
+
+/**
+ * The DuckDB file `sync` keeps current (docs/loading.md#the-duckdb-file). `tickets` has no
+ * primary key: DuckDB keeps a key as an ART index that must fit in memory while it is built, so
+ * a keyed table's memory grows with its row count; unkeyed, each window is merged by `id` (a
+ * hash join, which spills to disk under the memory cap), and uniqueness is the merge's job,
+ * checked by the tests and restored by --reconcile.
+ */
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS locations (
+    id VARCHAR PRIMARY KEY, name VARCHAR NOT NULL, slug VARCHAR NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS queues (
+    id VARCHAR PRIMARY KEY, location_id VARCHAR NOT NULL, name VARCHAR NOT NULL, slug VARCHAR NOT NULL, status VARCHAR NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS tickets (
+    ${columnDefinitions({ text: 'VARCHAR', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' })}
+  );
+  CREATE TABLE IF NOT EXISTS _sync_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    base_url VARCHAR NOT NULL,
+    since TIMESTAMPTZ NOT NULL,
+    loaded_until TIMESTAMPTZ NOT NULL,
+    backfill_until TIMESTAMPTZ,
+    changes_token VARCHAR,
+    last_run JSON
+  );
+  ALTER TABLE _sync_state ADD COLUMN IF NOT EXISTS reconcile_from TIMESTAMPTZ;
+`
+
+/** The CSV export's columns, typed as the table's; `demo` is the extra column of a demo organisation's export. */
+const CSV_COLUMNS = TICKET_COLUMNS.map((column) => `'${column.field}': '${{ text: 'VARCHAR', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' }[column.kind]}'`).join(', ')
+const CSV_AS_COLUMNS = TICKET_COLUMNS.map((column) => `"${column.field}" AS ${column.name}`).join(', ')
+
+/**
+ * DuckDB's own memory is capped, so that the sync process's memory does not follow the row
+ * count (DuckDB spills to a temporary directory beside the file past it); insertion order is not
+ * kept, which a bulk load does not need and which costs memory.
+ */
+export const DUCKDB_MEMORY_LIMIT = '128MB'
+const DUCKDB_SETTINGS = { memory_limit: DUCKDB_MEMORY_LIMIT, preserve_insertion_order: 'false' }
+
+/**
+ * A window's export is cut into files of this size on its way in: DuckDB reads one while the
+ * next downloads (csv-chunks.ts). Large enough that each read's fixed cost is small, small enough
+ * that the two files on disk at a time stay small.
+ */
+const CHUNK_BYTES = 16 * 2 ** 20
+
+export class DuckDbTarget implements SyncTarget {
+  /** Where a window's export is cut into files on its way in; removed on close. */
+  private readonly scratch = mkdtempSync(join(tmpdir(), 'qa-sync-'))
+
+  private constructor(
+    readonly description: string,
+    private readonly instance: DuckDBInstance,
+    private readonly db: DuckDBConnection,
+  ) {}
+
+  /** Opens (creating if needed) the file and its tables. Throws if another process holds it. */
+  static async open(path: string): Promise<DuckDbTarget> {
+    const instance = await DuckDBInstance.create(path, DUCKDB_SETTINGS)
+    try {
+      const db = await instance.connect()
+      await db.run(SCHEMA)
+      const target = new DuckDbTarget(path, instance, db)
+      await target.dropTicketKey()
+      return target
+    } catch (error) {
+      instance.closeSync()
+      throw error
+    }
+  }
+
+  /**
+   * A file made by an earlier version has a primary key on `tickets` (an ART index): DuckDB
+   * cannot drop a key, so the table is rebuilt without it, once.
+   */
+  private async dropTicketKey(): Promise<void> {
+    const keyed = await this.db.runAndReadAll(`SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'tickets' AND constraint_type = 'PRIMARY KEY'`)
+    if (Number(keyed.getRowsJS()[0]![0]) === 0) return
+    await this.transaction(async () => {
+      await this.db.run(`CREATE TABLE _tickets_unkeyed AS SELECT ${columnList()} FROM tickets`)
+      await this.db.run('DROP TABLE tickets')
+      await this.db.run(`CREATE TABLE tickets (${columnDefinitions({ text: 'VARCHAR', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' })})`)
+      await this.db.run(`INSERT INTO tickets SELECT * FROM _tickets_unkeyed`)
+      await this.db.run('DROP TABLE _tickets_unkeyed')
+    })
+  }
+
+  async state(): Promise<SyncState | null> {
+    const reader = await this.db.runAndReadAll(
+      `SELECT base_url, epoch_ms(since), epoch_ms(loaded_until), epoch_ms(backfill_until), changes_token, epoch_ms(reconcile_from), last_run FROM _sync_state WHERE id = 1`,
+    )
+    const row = reader.getRowsJS()[0]
+    if (!row) return null
+    const [baseUrl, since, loadedUntil, backfillUntil, changesToken, reconcileFrom, lastRun] = row
+    return {
+      baseUrl: String(baseUrl),
+      since: Number(since),
+      loadedUntil: Number(loadedUntil),
+      backfillUntil: backfillUntil === null ? null : Number(backfillUntil),
+      changesToken: (changesToken as string | null) ?? null,
+      reconcileFrom: reconcileFrom === null ? null : Number(reconcileFrom),
+      lastRun: typeof lastRun === 'string' ? JSON.parse(lastRun) : null,
+    }
+  }
+
+  async saveState(state: SyncState): Promise<void> {
+    const at = (ms: string) => `CASE WHEN $${ms} IS NULL THEN NULL ELSE make_timestamptz($${ms} * 1000) END`
+    await this.db.run(
+      `INSERT OR REPLACE INTO _sync_state (id, base_url, since, loaded_until, backfill_until, changes_token, last_run, reconcile_from)
+       VALUES (1, $baseUrl, ${at('since')}, ${at('loadedUntil')}, ${at('backfillUntil')}, $changesToken, $lastRun, ${at('reconcileFrom')})`,
+      {
+        baseUrl: state.baseUrl,
+        since: state.since,
+        loadedUntil: state.loadedUntil,
+        backfillUntil: state.backfillUntil,
+        changesToken: state.changesToken,
+        lastRun: state.lastRun === null ? null : JSON.stringify(state.lastRun),
+        reconcileFrom: state.reconcileFrom,
+      },
+    )
+  }
+
+  /** Runs `work` in one transaction: its rows and the state it saves are committed together, or neither. */
+  private async transaction<T>(work: () => Promise<T>): Promise<T> {
+    await this.db.run('BEGIN TRANSACTION')
+    try {
+      const result = await work()
+      await this.db.run('COMMIT')
+      return result
+    } catch (error) {
+      await this.db.run('ROLLBACK').catch(() => undefined)
+      throw error
+    }
+  }
+
+  /**
+   * The export is cut into files as it downloads and each file goes into `tickets` as soon as it
+   * is complete, all in the window's transaction. Into a table that was empty when the window
+   * began (a first run's first window) the rows are appended: one export holds each id once, so
+   * there is nothing to merge, and no hash table to build. Otherwise each file is merged by `id`;
+   * a --reconcile keeps the window's ids to find what the server no longer has. The number
+   * inserted is the table's growth (a count DuckDB keeps without reading the rows); the rest of
+   * what the merge touched was updated.
+   */
+  async loadWindow(load: WindowLoad): Promise<RowCount> {
+    return this.transaction(async () => {
+      const count = noRows()
+      const before = await this.ticketCount()
+      const append = before === 0 && !load.reconcile
+      let merged = 0
+      if (load.reconcile) await this.db.run('CREATE OR REPLACE TEMP TABLE _window_ids (id VARCHAR)')
+      await spoolCsvInChunks(load.csv, this.scratch, CHUNK_BYTES, async (file) => {
+        const rows = `SELECT ${CSV_AS_COLUMNS} FROM read_csv($file, header = true, auto_detect = false,
+          delim = ',', quote = '"', escape = '"', nullstr = '', columns = {${CSV_COLUMNS}${load.demo ? ", 'demo': 'INTEGER'" : ''}})`
+        if (append) {
+          await this.db.run(`INSERT INTO tickets (${columnList()}) ${rows}`, { file })
+          return
+        }
+        let source = `(${rows})`
+        if (load.reconcile) {
+          await this.db.run(`CREATE OR REPLACE TEMP TABLE _chunk AS ${rows}`, { file })
+          await this.db.run('INSERT INTO _window_ids SELECT id FROM _chunk')
+          source = '_chunk'
+        }
+        const result = await this.db.runAndReadAll(
+          `MERGE INTO tickets USING ${source} AS s ON tickets.id = s.id
+             WHEN MATCHED AND (${rowsDiffer('tickets', 's')}) THEN UPDATE SET ${TICKET_COLUMNS.map((c) => `${c.name} = s.${c.name}`).join(', ')}
+             WHEN NOT MATCHED THEN INSERT (${columnList()}) VALUES (${columnList('s')})`,
+          load.reconcile ? undefined : { file },
+        )
+        merged += Number(result.getRowsJS()[0]![0])
+      })
+      await this.db.run('DROP TABLE IF EXISTS _chunk')
+      count.inserted = (await this.ticketCount()) - before
+      count.updated = append ? 0 : merged - count.inserted
+      if (load.reconcile) {
+        count.deleted = await this.deleteAbsent(load.reconcile)
+        await this.db.run('DROP TABLE _window_ids')
+      }
+      await this.saveState(load.state)
+      return count
+    })
+  }
+
+  /**
+   * --reconcile: deletes the mirror's tickets created in the range that the server's export of
+   * it did not hold, and any second copy of an id the export held (a copy can only come from a
+   * failure of uniqueness, which this puts right).
+   */
+  private async deleteAbsent(range: { fromMs: number; toMs: number }): Promise<number> {
+    const absent = await this.db.runAndReadAll(
+      `DELETE FROM tickets WHERE created_at >= make_timestamptz($from * 1000) AND created_at < make_timestamptz($to * 1000)
+         AND NOT EXISTS (SELECT 1 FROM _window_ids w WHERE w.id = tickets.id)`,
+      { from: range.fromMs, to: range.toMs },
+    )
+    const copies = await this.db.runAndReadAll(
+      `DELETE FROM tickets WHERE rowid IN (
+         SELECT rowid FROM (SELECT rowid, row_number() OVER (PARTITION BY id) AS copy FROM tickets WHERE id IN (SELECT id FROM _window_ids)) WHERE copy > 1)`,
+    )
+    return Number(absent.getRowsJS()[0]![0]) + Number(copies.getRowsJS()[0]![0])
+  }
+
+  private async ticketCount(): Promise<number> {
+    return Number((await this.db.runAndReadAll('SELECT count(*) FROM tickets')).getRowsJS()[0]![0])
+  }
+
+  async upsertStructure(locations: readonly Location[]): Promise<{ locations: RowCount; queues: RowCount }> {
+    return this.transaction(async () => ({
+      locations: await this.upsertRows('locations', locations.map((l) => [l.id, l.name, l.slug])),
+      queues: await this.upsertRows('queues', locations.flatMap((l) => l.queues.map((q) => [q.id, l.id, q.name, q.slug, q.status]))),
+    }))
+  }
+
+  private async upsertRows(table: 'locations' | 'queues', rows: string[][]): Promise<RowCount> {
+    const count = noRows()
+    for (const row of rows) {
+      const exists = await this.db.runAndReadAll(`SELECT count(*) FROM ${table} WHERE id = $id`, { id: row[0]! })
+      if (Number(exists.getRowsJS()[0]![0]) > 0) count.updated++
+      else count.inserted++
+      await this.db.run(`INSERT OR REPLACE INTO ${table} VALUES (${row.map((_, i) => `$p${i}`).join(', ')})`, Object.fromEntries(row.map((v, i) => [`p${i}`, v])))
+    }
+    return count
+  }
+
+  abandon(): void {
+    rmSync(this.scratch, { recursive: true, force: true })
+  }
+
+  async close(): Promise<void> {
+    this.db.closeSync()
+    this.instance.closeSync()
+    this.abandon()
+  }
+}

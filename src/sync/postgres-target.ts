@@ -1,0 +1,233 @@
+import { SQL } from 'bun'
+import type { Location } from '../contract/schemas.ts'
+import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
+import { noRows, SyncInputError, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
+
+/**
+ * A PostgreSQL schema `sync` keeps current (docs/loading.md#postgresql): the same tables and
+ * columns as the DuckDB file, with `tickets.id` a primary key (a B-tree on disk). Each window is
+ * streamed with `COPY … FROM STDIN` into a temporary table as it downloads, then upserted into
+ * `tickets` with the window's state in the same transaction, so a reader querying meanwhile sees
+ * the window wholly or not at all, and never waits: the upsert takes row locks only.
+ * The client is Bun's own (`Bun.sql`): it speaks COPY and needs no dependency
+ * (docs/architecture.md#postgresql-client).
+ */
+
+export interface PostgresLocation {
+  /** For messages: the URL without its password, and the schema. */
+  description: string
+  hostname: string
+  port: number
+  username: string
+  password: string | undefined
+  database: string
+  schema: string
+}
+
+/** The identifier forms a schema name may take without quoting surprises. */
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+
+/**
+ * Reads `postgresql://user[:password]@host[:port]/database` (or `postgres://`); the password from
+ * the URL, else PGPASSWORD. Wrong input is a SyncInputError that never repeats the password.
+ */
+export function parsePostgresUrl(into: string, schema: string, env: Record<string, string | undefined>): PostgresLocation {
+  let url: URL
+  try {
+    url = new URL(into)
+  } catch {
+    throw new SyncInputError('--into is not a valid PostgreSQL URL: write postgresql://user@host:5432/database (the password in PGPASSWORD)')
+  }
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ''))
+  if (!url.hostname || !database || database.includes('/')) {
+    throw new SyncInputError('--into needs a host and a database: postgresql://user@host:5432/database')
+  }
+  if (!SCHEMA_NAME.test(schema)) throw new SyncInputError(`--schema takes a plain name (letters, digits, _; not starting with a digit); got ${schema}`)
+  const port = url.port ? Number(url.port) : 5432
+  const username = decodeURIComponent(url.username) || env.PGUSER || 'postgres'
+  const password = url.password ? decodeURIComponent(url.password) : env.PGPASSWORD
+  return {
+    description: `postgresql://${encodeURIComponent(username)}@${url.host}/${encodeURIComponent(database)} (schema ${schema})`,
+    hostname: url.hostname.replace(/^\[|\]$/g, ''),
+    port,
+    username,
+    password,
+    database,
+    schema,
+  }
+}
+
+export class PostgresTarget implements SyncTarget {
+  private readonly tickets: string
+  private readonly state_: string
+
+  private constructor(
+    private readonly sql: SQL,
+    private readonly location: PostgresLocation,
+  ) {
+    this.tickets = `"${location.schema}".tickets`
+    this.state_ = `"${location.schema}"._sync_state`
+  }
+
+  get description(): string {
+    return this.location.description
+  }
+
+  /** Connects and creates the schema and its tables if needed. */
+  static async open(location: PostgresLocation): Promise<PostgresTarget> {
+    // One connection: a window's COPY, upsert and state run in one transaction on it.
+    const sql = new SQL({
+      adapter: 'postgres',
+      hostname: location.hostname,
+      port: location.port,
+      username: location.username,
+      password: location.password,
+      database: location.database,
+      max: 1,
+      connectionTimeout: 15,
+    })
+    try {
+      const s = `"${location.schema}"`
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`)
+        await tx.unsafe(`
+          CREATE TABLE IF NOT EXISTS ${s}.locations (id TEXT PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL);
+          CREATE TABLE IF NOT EXISTS ${s}.queues (id TEXT PRIMARY KEY, location_id TEXT NOT NULL, name TEXT NOT NULL, slug TEXT NOT NULL, status TEXT NOT NULL);
+          CREATE TABLE IF NOT EXISTS ${s}.tickets (
+            ${columnDefinitions({ text: 'TEXT', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' })},
+            PRIMARY KEY (id)
+          );
+          CREATE TABLE IF NOT EXISTS ${s}._sync_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            base_url TEXT NOT NULL,
+            since TIMESTAMPTZ NOT NULL,
+            loaded_until TIMESTAMPTZ NOT NULL,
+            backfill_until TIMESTAMPTZ,
+            changes_token TEXT,
+            last_run JSONB,
+            reconcile_from TIMESTAMPTZ
+          );`).simple()
+      })
+      return new PostgresTarget(sql, location)
+    } catch (error) {
+      await sql.close().catch(() => undefined)
+      throw error
+    }
+  }
+
+  async state(): Promise<SyncState | null> {
+    const rows = (await this.sql.unsafe(
+      `SELECT base_url, since, loaded_until, backfill_until, changes_token, reconcile_from, last_run FROM ${this.state_} WHERE id = 1`,
+    )) as Record<string, unknown>[]
+    const row = rows[0]
+    if (!row) return null
+    const ms = (value: unknown) => (value === null ? null : (value as Date).getTime())
+    return {
+      baseUrl: String(row.base_url),
+      since: ms(row.since)!,
+      loadedUntil: ms(row.loaded_until)!,
+      backfillUntil: ms(row.backfill_until),
+      changesToken: (row.changes_token as string | null) ?? null,
+      reconcileFrom: ms(row.reconcile_from),
+      lastRun: row.last_run ?? null,
+    }
+  }
+
+  async saveState(state: SyncState): Promise<void> {
+    await this.writeState(this.sql, state)
+  }
+
+  private async writeState(sql: SQL, state: SyncState): Promise<void> {
+    const at = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+    await sql.unsafe(
+      `INSERT INTO ${this.state_} (id, base_url, since, loaded_until, backfill_until, changes_token, reconcile_from, last_run)
+       VALUES (1, $1, $2, $3, $4, $5, $6, $7::jsonb)
+       ON CONFLICT (id) DO UPDATE SET base_url = excluded.base_url, since = excluded.since, loaded_until = excluded.loaded_until,
+         backfill_until = excluded.backfill_until, changes_token = excluded.changes_token, reconcile_from = excluded.reconcile_from,
+         last_run = excluded.last_run`,
+      [state.baseUrl, at(state.since), at(state.loadedUntil), at(state.backfillUntil), state.changesToken, at(state.reconcileFrom),
+        state.lastRun === null ? null : JSON.stringify(state.lastRun)],
+    )
+  }
+
+  /**
+   * COPY streams the export into a temporary table as it downloads (the download and the
+   * server's parsing overlap); one upsert by id then writes the new and the changed rows, and
+   * the state is saved, before the one COMMIT.
+   */
+  async loadWindow(load: WindowLoad): Promise<RowCount> {
+    return this.sql.begin(async (tx) => {
+      const count = noRows()
+      // Into an empty table (a first run's first window) the export is copied straight in: one
+      // export holds each id once, so there is nothing to upsert. The transaction still hides it
+      // from readers until it is whole.
+      const [table] = (await tx.unsafe(`SELECT NOT EXISTS (SELECT 1 FROM ${this.tickets}) AS empty`)) as { empty: boolean }[]
+      if (table!.empty && !load.reconcile && !load.demo) {
+        const copy = tx.unsafe(`COPY ${this.tickets} (${columnList()}) FROM STDIN (FORMAT csv, HEADER true)`)
+        await load.csv.pipeTo(copy.writable())
+        count.inserted = (await copy).count
+        await this.writeState(tx as unknown as SQL, load.state)
+        return count
+      }
+      const csvColumns = [...TICKET_COLUMNS.map((c) => c.name), ...(load.demo ? ['demo'] : [])]
+      await tx.unsafe(
+        `CREATE TEMP TABLE _incoming (${columnDefinitions({ text: 'TEXT', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' })}${load.demo ? ', demo INTEGER' : ''}) ON COMMIT DROP`,
+      )
+      const copy = tx.unsafe(`COPY _incoming (${csvColumns.join(', ')}) FROM STDIN (FORMAT csv, HEADER true)`)
+      await load.csv.pipeTo(copy.writable())
+      await copy
+      const changed = (await tx.unsafe(
+        `WITH upserted AS (
+           INSERT INTO ${this.tickets} AS t (${columnList()}) SELECT ${columnList()} FROM _incoming
+           ON CONFLICT (id) DO UPDATE SET ${TICKET_COLUMNS.filter((c) => c.name !== 'id').map((c) => `${c.name} = excluded.${c.name}`).join(', ')}
+           WHERE ${rowsDiffer('t', 'excluded')}
+           RETURNING (xmax = 0) AS inserted
+         ) SELECT count(*) FILTER (WHERE inserted) AS inserted, count(*) FILTER (WHERE NOT inserted) AS updated FROM upserted`,
+      )) as { inserted: string | number; updated: string | number }[]
+      count.inserted = Number(changed[0]!.inserted)
+      count.updated = Number(changed[0]!.updated)
+      if (load.reconcile) {
+        const deleted = await tx.unsafe(
+          `DELETE FROM ${this.tickets} AS t WHERE t.created_at >= $1 AND t.created_at < $2
+             AND NOT EXISTS (SELECT 1 FROM _incoming i WHERE i.id = t.id)`,
+          [new Date(load.reconcile.fromMs).toISOString(), new Date(load.reconcile.toMs).toISOString()],
+        )
+        count.deleted = deleted.count
+      }
+      await this.writeState(tx as unknown as SQL, load.state)
+      return count
+    })
+  }
+
+  async upsertStructure(locations: readonly Location[]): Promise<{ locations: RowCount; queues: RowCount }> {
+    const s = `"${this.location.schema}"`
+    return this.sql.begin(async (tx) => {
+      const upsert = async (table: string, columns: string[], rows: string[][]): Promise<RowCount> => {
+        const count = noRows()
+        for (const row of rows) {
+          const params = row.map((_, i) => `$${i + 1}`).join(', ')
+          const set = columns.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')
+          const [result] = (await tx.unsafe(
+            `INSERT INTO ${s}.${table} (${columns.join(', ')}) VALUES (${params}) ON CONFLICT (id) DO UPDATE SET ${set} RETURNING (xmax = 0) AS inserted`,
+            row,
+          )) as { inserted: boolean }[]
+          if (result!.inserted) count.inserted++
+          else count.updated++
+        }
+        return count
+      }
+      return {
+        locations: await upsert('locations', ['id', 'name', 'slug'], locations.map((l) => [l.id, l.name, l.slug])),
+        queues: await upsert('queues', ['id', 'location_id', 'name', 'slug', 'status'], locations.flatMap((l) => l.queues.map((q) => [q.id, l.id, q.name, q.slug, q.status]))),
+      }
+    })
+  }
+
+  abandon(): void {
+    // Nothing on disk here: the server rolls back the open transaction when the connection drops.
+  }
+
+  async close(): Promise<void> {
+    await this.sql.close()
+  }
+}

@@ -1,0 +1,67 @@
+import type { Location } from '../contract/schemas.ts'
+
+/**
+ * What `sync` writes into, whatever the engine (docs/loading.md#sync): the organisation's
+ * locations, queues and tickets, and the sync's own state, in the same tables and columns on
+ * every target. A window's rows and the state that records it are committed together, so a run
+ * stopped anywhere keeps every window it committed and nothing of the one it was loading.
+ * Implemented by the DuckDB file (duckdb-target.ts) and PostgreSQL (postgres-target.ts); one
+ * shared test suite runs against both.
+ */
+export interface SyncTarget {
+  /** How the target is named in messages: a file path, or a URL without its password. */
+  readonly description: string
+  /** The stored state; null before the first window of the first run is committed. */
+  state(): Promise<SyncState | null>
+  /** Upserts the locations and queues of /v1/queues, in one transaction. */
+  upsertStructure(locations: readonly Location[]): Promise<{ locations: RowCount; queues: RowCount }>
+  /**
+   * Loads one window's CSV export (as it downloads) and commits its rows with `state`, in one
+   * transaction: rows new to the mirror are inserted, rows that differ are updated (by `id`).
+   * With `reconcile`, tickets of the mirror created in that range that the export does not hold
+   * are deleted, and so is any second copy of an id.
+   */
+  loadWindow(load: WindowLoad): Promise<RowCount>
+  /** Saves the state alone (the run's summary at its end). */
+  saveState(state: SyncState): Promise<void>
+  /** Removes its temporary files at once, without waiting: the process is ending on a signal. */
+  abandon(): void
+  close(): Promise<void>
+}
+
+export interface WindowLoad {
+  /** The export's bytes: a header row, then one row per ticket, as the server sends them. */
+  csv: ReadableStream<Uint8Array>
+  /** A demo organisation's export carries one more column, `demo`, which is not mirrored. */
+  demo: boolean
+  /** The state that records this window, committed with its rows. */
+  state: SyncState
+  /** The range of creation times the export covers, when it is re-read whole by --reconcile. */
+  reconcile?: { fromMs: number; toMs: number }
+}
+
+export interface SyncState {
+  baseUrl: string
+  /** The start of the mirrored range of creation times. */
+  since: number
+  /** Every ticket created before this instant is in the mirror (as of the token below). */
+  loadedUntil: number
+  /** Set while the first run's backfill is not finished: the end it is going to. */
+  backfillUntil: number | null
+  /** X-Changes-Token to pass as changedAfter next run; null when the server keeps no change log. */
+  changesToken: string | null
+  /** Set while a --reconcile is not finished: the start of the next window it re-reads. */
+  reconcileFrom: number | null
+  lastRun: unknown
+}
+
+export interface RowCount {
+  inserted: number
+  updated: number
+  deleted: number
+}
+
+export const noRows = (): RowCount => ({ inserted: 0, updated: 0, deleted: 0 })
+
+/** Wrong input: exit status 2, with a message that says what to do. */
+export class SyncInputError extends Error {}

@@ -1,0 +1,327 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { startServer, openTenant, tempDataDir, type TestServer } from './harness.ts'
+import { writeStructure, writeBulkTickets, writeTickets } from './fixtures.ts'
+import { tenantFilePath } from '../../src/tenant/paths.ts'
+import { eventually } from './raw-http.ts'
+import { Client } from '../../src/client/index.ts'
+import { runSync } from '../../src/sync/sync.ts'
+import { openTarget, parseTarget } from '../../src/sync/open-target.ts'
+
+/**
+ * The behaviour `sync` must show on every warehouse target (src/sync/target.ts): each target's
+ * test file calls `syncTargetSuite` with a harness that makes a new, empty target of its engine
+ * and reads it over a connection of its own. Every run is `npm run -s sync` (or `bun
+ * src/sync/cli.ts` where a signal must reach it) as a real process against a real server.
+ */
+
+export interface TargetHarness {
+  name: string
+  /** A new, empty target: the `--into` value (and any further options, such as --schema). */
+  fresh(label: string): Promise<string[]>
+  /** Environment the sync process needs for this target (PGPASSWORD, …). */
+  env?: Record<string, string>
+  /** Runs one query on the target over a connection of its own; rows as plain objects. */
+  query(into: string[], sql: string): Promise<Record<string, unknown>[]>
+  /** An SQL expression that writes a timestamp column as the API does (…T…Z, milliseconds), NULL kept. */
+  iso(column: string): string
+  /** `tickets`' column types as the target's catalog names them. */
+  ticketTypes(into: string[]): Promise<Record<string, string>>
+  expectedTicketTypes: Record<string, string>
+}
+
+export const DAY = 86_400_000
+/** `sync` cuts its range at the real time of its run, so the data is laid out around it. */
+const NOW = Date.now()
+
+export interface Tenant {
+  server: TestServer
+  token: string
+  orgId: string
+}
+
+/** A server with one organisation holding 200 days of tickets up to now, and a few with every lifecycle field. */
+export async function tenantServer(overrides: Parameters<typeof startServer>[0]): Promise<Tenant> {
+  const server = await startServer(overrides)
+  const { org, token } = server.organisation()
+  const db = openTenant(server.dataDir, org.id)
+  writeStructure(db)
+  writeBulkTickets(db, { count: 200 * 36, start: new Date(NOW - 200 * DAY).toISOString(), everySeconds: 2400 })
+  writeTickets(db, [
+    { id: 'x-noshow', number: 9, queueId: 'q_id', locationId: 'loc_a', status: 'NO_SHOW', createdAt: new Date(NOW - 2 * DAY).toISOString(), calledAt: new Date(NOW - 2 * DAY + 60_000).toISOString(), noShowAt: new Date(NOW - 2 * DAY + 120_000).toISOString(), calledByDeviceSessionId: 'dev_1' },
+    { id: 'x-skipped', number: 10, queueId: 'q_zh', locationId: 'loc_b', status: 'SKIPPED', createdAt: new Date(NOW - 3 * DAY).toISOString(), skippedAt: new Date(NOW - 3 * DAY + 5).toISOString() },
+  ])
+  db.close()
+  return { server, token, orgId: org.id }
+}
+
+/** `npm run -s sync -- …` as a real process, as documented; `direct` starts `bun src/sync/cli.ts` itself, so that a signal reaches it and not npm. */
+export function startSync(tenant: Tenant, args: string[], env: Record<string, string> = {}, direct = false) {
+  const command = direct ? [process.execPath, 'src/sync/cli.ts'] : ['npm', 'run', '-s', 'sync', '--']
+  return Bun.spawn([...command, ...args], { env: { ...process.env, API_TOKEN: tenant.token, ...env }, stdout: 'pipe', stderr: 'pipe' })
+}
+
+export async function sync(tenant: Tenant, args: string[], env: Record<string, string> = {}) {
+  const child = startSync(tenant, args, env)
+  const [stdout, stderr, status] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+  return { stdout, stderr, status }
+}
+
+/** The tenant's tickets created in [from, to), as the mirror should hold them, by id. */
+export function tenantTickets(tenant: Tenant, from: number, to = Date.now() + DAY) {
+  const db = new Database(tenantFilePath(tenant.server.dataDir, tenant.orgId), { readonly: true })
+  try {
+    return db
+      .query(
+        `SELECT id, number, queue_id, location_id, status, created_at, called_at, completed_at, cancelled_at, skipped_at, no_show_at,
+                called_by_device_session_id FROM tickets WHERE created_at >= ? AND created_at < ? ORDER BY id`,
+      )
+      .all(new Date(from).toISOString(), new Date(to).toISOString()) as Record<string, string | number | null>[]
+  } finally {
+    db.close()
+  }
+}
+
+export function syncTargetSuite(harness: TargetHarness) {
+  const { name } = harness
+  const timestamps = ['created_at', 'called_at', 'completed_at', 'cancelled_at', 'skipped_at', 'no_show_at']
+  /** The mirror's tickets in the tenant's form, for a field-by-field comparison. */
+  const mirrorTickets = async (into: string[]): Promise<Record<string, unknown>[]> =>
+    (
+      await harness.query(
+        into,
+        `SELECT id, number, queue_id, location_id, status, ${timestamps.map((c) => `${harness.iso(c)} AS ${c}`).join(', ')}, called_by_device_session_id
+           FROM tickets ORDER BY id`,
+      )
+    ).map((row) => ({ ...row, number: Number(row.number) }))
+  const duplicates = async (into: string[]) => Number((await harness.query(into, 'SELECT count(*) - count(DISTINCT id) AS n FROM tickets'))[0]!.n)
+  const env = harness.env ?? {}
+
+  let tenant: Tenant
+  const temp = tempDataDir()
+  beforeAll(async () => {
+    tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
+  })
+  afterAll(async () => {
+    await tenant.server.close()
+    temp.cleanup()
+  })
+
+  describe(`${name}: the first run`, () => {
+    test('mirrors the range with explicit types: counts, every field, the catalog, one row per id', async () => {
+      const into = await harness.fresh('first')
+      const since = new Date(NOW - 150 * DAY).toISOString()
+      const run = await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--since', since, '--json'], env)
+      expect(run.stderr).toBe('')
+      expect(run.status).toBe(0)
+      const summary = JSON.parse(run.stdout)
+      // Two windows of backfill, then the changes since the first one's token (none).
+      expect(summary).toMatchObject({ firstRun: true, reconciled: false, windows: 3, locations: { inserted: 4 }, queues: { inserted: 5 }, requests: 4, waits: 0 })
+      expect(Date.parse(summary.loadedUntil)).toBeGreaterThanOrEqual(NOW)
+      const expected = tenantTickets(tenant, Date.parse(since))
+      expect(summary.tickets).toEqual({ inserted: expected.length, updated: 0, deleted: 0 })
+      expect(await mirrorTickets(into)).toEqual(expected)
+      expect(await duplicates(into)).toBe(0)
+      expect(await harness.ticketTypes(into)).toEqual(harness.expectedTicketTypes)
+      const queues = await harness.query(into, 'SELECT id, location_id, name, slug, status FROM queues ORDER BY id')
+      expect(queues).toHaveLength(5)
+      expect(queues[0]).toEqual({ id: expect.any(String), location_id: expect.any(String), name: expect.any(String), slug: expect.any(String), status: expect.any(String) })
+    })
+  })
+
+  describe(`${name}: later runs`, () => {
+    test('a writer changes and inserts tickets; the next run moves exactly those rows and the mirror is equal again', async () => {
+      const into = await harness.fresh('later')
+      const since = NOW - 100 * DAY
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+
+      // The administration application, in its own connection: 3 status changes, 1 personal edit, 2 new tickets.
+      const db = openTenant(tenant.server.dataDir, tenant.orgId)
+      const ids = (db.query('SELECT id FROM tickets WHERE created_at >= ? ORDER BY created_at LIMIT 4').all(new Date(NOW - 30 * DAY).toISOString()) as { id: string }[]).map((r) => r.id)
+      const called = new Date(Date.now() - 1000).toISOString()
+      for (const id of ids.slice(0, 3)) db.query("UPDATE tickets SET status = 'CANCELED', cancelled_at = ? WHERE id = ?").run(called, id)
+      db.query("UPDATE tickets SET notes = 'not served' WHERE id = ?").run(ids[3]!)
+      writeTickets(db, [
+        { id: `${name}-new-1`, number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() },
+        { id: `${name}-new-2`, number: 2, queueId: 'q_pay', locationId: 'loc_a', status: 'CALLED', createdAt: new Date(Date.now() - 400).toISOString(), calledAt: called },
+      ])
+      db.close()
+
+      const second = await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--json'], env)
+      expect(second.status).toBe(0)
+      expect(JSON.parse(second.stdout)).toMatchObject({ firstRun: false, windows: 1, requests: 2, tickets: { inserted: 2, updated: 3, deleted: 0 } })
+      expect(await mirrorTickets(into)).toEqual(tenantTickets(tenant, since))
+      expect(await duplicates(into)).toBe(0)
+
+      const third = await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--json'], env)
+      expect(JSON.parse(third.stdout)).toMatchObject({ tickets: { inserted: 0, updated: 0, deleted: 0 } })
+    })
+
+    test('a target that mirrors another URL, or another --since: exit 2 with one line, the target untouched', async () => {
+      const into = await harness.fresh('other')
+      const since = new Date(NOW - 10 * DAY).toISOString()
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--since', since], env)).status).toBe(0)
+      const before = await mirrorTickets(into)
+      const otherUrl = await sync(tenant, ['--url', 'http://127.0.0.1:9', '--into', ...into], env)
+      expect(otherUrl.status).toBe(2)
+      expect(otherUrl.stderr).toContain(`mirrors ${tenant.server.base}`)
+      expect(otherUrl.stderr.trim().split('\n')).toHaveLength(1)
+      const otherSince = await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--since', '2020-01-01'], env)
+      expect(otherSince.status).toBe(2)
+      expect(otherSince.stderr).toContain('--since is fixed by the first run')
+      expect(await mirrorTickets(into)).toEqual(before)
+    })
+  })
+
+  describe(`${name}: --reconcile`, () => {
+    test('makes the mirror equal to the server: a deleted ticket, a late change, a late insert, a stray row; each counted', async () => {
+      const into = await harness.fresh('reconcile')
+      const since = NOW - 199 * DAY
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+        // What an hourly sync cannot see: a delete, and changes to tickets created more than 89 days ago.
+        const db = openTenant(own.server.dataDir, own.orgId)
+        const old = (db.query('SELECT id FROM tickets WHERE created_at >= ? ORDER BY created_at LIMIT 2').all(new Date(since).toISOString()) as { id: string }[]).map((r) => r.id)
+        db.query('DELETE FROM tickets WHERE id = ?').run(old[0]!)
+        db.query("UPDATE tickets SET status = 'CANCELED', cancelled_at = ? WHERE id = ?").run(new Date().toISOString(), old[1]!)
+        writeTickets(db, [{ id: 'late-insert', number: 3, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: new Date(NOW - 120 * DAY).toISOString() }])
+        db.close()
+        // And a row the server never had, as a writer other than sync might leave.
+        await harness.query(
+          into,
+          `INSERT INTO tickets (id, number, queue_id, location_id, status, created_at) VALUES ('stray', 1, 'q_pay', 'loc_a', 'WAITING', '${new Date(NOW - 100 * DAY).toISOString()}')`,
+        )
+        const plain = await sync(own, ['--url', own.server.base, '--into', ...into, '--json'], env)
+        expect(JSON.parse(plain.stdout)).toMatchObject({ reconciled: false, tickets: { inserted: 0, updated: 0, deleted: 0 } })
+        expect(await mirrorTickets(into)).not.toEqual(tenantTickets(own, since))
+
+        const reconciled = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--json'], env)
+        expect(reconciled.stderr).toBe('')
+        expect(reconciled.status).toBe(0)
+        // One request for /v1/queues, three windows over the 200 days, then the changes pass.
+        expect(JSON.parse(reconciled.stdout)).toMatchObject({ reconciled: true, windows: 4, requests: 5, tickets: { inserted: 1, updated: 1, deleted: 2 } })
+        expect(await mirrorTickets(into)).toEqual(tenantTickets(own, since))
+        expect(await duplicates(into)).toBe(0)
+        const again = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--json'], env)
+        expect(JSON.parse(again.stdout)).toMatchObject({ reconciled: true, tickets: { inserted: 0, updated: 0, deleted: 0 } })
+      } finally {
+        await own.server.close()
+      }
+    }, 60_000)
+
+    test('stopped half-way, it goes on from the window it stopped at; the state says where', async () => {
+      const into = await harness.fresh('reconcile-resume')
+      const since = NOW - 199 * DAY
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+      const db = openTenant(tenant.server.dataDir, tenant.orgId)
+      const doomed = (db.query('SELECT id FROM tickets WHERE created_at >= ? ORDER BY created_at LIMIT 2').all(new Date(NOW - 10 * DAY).toISOString()) as { id: string }[]).map((r) => r.id)
+      for (const id of doomed) db.query('DELETE FROM tickets WHERE id = ?').run(id)
+      db.close()
+
+      // The connection is lost at the third export of the reconcile (its last window): the two
+      // before it are committed, the third is not.
+      const spec = parseTarget(into[0]!, into[2], { ...process.env, ...env })
+      let exports = 0
+      const client = new Client({
+        baseUrl: tenant.server.base,
+        token: tenant.token,
+        maxAttempts: 1,
+        fetch: (url, init) => {
+          if (String(url).includes('/exports/') && ++exports === 3) return Promise.reject(new TypeError('connection lost'))
+          return fetch(url, init)
+        },
+      })
+      const target = await openTarget(spec)
+      try {
+        await expect(runSync({ client, target, baseUrl: tenant.server.base, since: null, reconcile: true, now: Date.now() })).rejects.toThrow('connection lost')
+      } finally {
+        await target.close()
+      }
+      const [state] = await harness.query(into, `SELECT ${harness.iso('reconcile_from')} AS reconcile_from FROM _sync_state`)
+      expect(Date.parse(String(state!.reconcile_from))).toBe(since + 180 * DAY)
+
+      const resumed = await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--reconcile', '--json'], env)
+      expect(resumed.status).toBe(0)
+      // Only the last window is read again, where both deleted tickets were.
+      expect(JSON.parse(resumed.stdout)).toMatchObject({ reconciled: true, windows: 2, tickets: { deleted: 2 } })
+      expect(await mirrorTickets(into)).toEqual(tenantTickets(tenant, since))
+      const [after] = await harness.query(into, 'SELECT reconcile_from FROM _sync_state')
+      expect(after!.reconcile_from).toBeNull()
+    }, 60_000)
+  })
+
+  describe(`${name}: stopped half-way`, () => {
+    test('a download that breaks half-way through a window leaves nothing of that window; the next run loads it', async () => {
+      const into = await harness.fresh('broken')
+      const since = NOW - 199 * DAY
+      // The second window's export is cut off after its first 64 KB (a dropped connection mid-body).
+      let exports = 0
+      const client = new Client({
+        baseUrl: tenant.server.base,
+        token: tenant.token,
+        maxAttempts: 1,
+        fetch: async (url, init) => {
+          const response = await fetch(url, init)
+          if (!String(url).includes('/exports/') || ++exports !== 2) return response
+          const reader = response.body!.getReader()
+          let passed = 0
+          const body = new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              const { done, value } = await reader.read()
+              if (done || passed > 64 * 1024) {
+                await reader.cancel()
+                return controller.error(new TypeError('connection reset mid-body'))
+              }
+              passed += value.length
+              controller.enqueue(value)
+            },
+          })
+          return new Response(body, { status: response.status, headers: response.headers })
+        },
+      })
+      const target = await openTarget(parseTarget(into[0]!, into[2], { ...process.env, ...env }))
+      try {
+        await expect(runSync({ client, target, baseUrl: tenant.server.base, since, now: Date.now() })).rejects.toThrow('connection reset mid-body')
+      } finally {
+        await target.close()
+      }
+      const [partial] = await harness.query(into, `SELECT (SELECT count(*) FROM tickets) AS n, (SELECT ${harness.iso('loaded_until')} FROM _sync_state) AS until`)
+      expect(Date.parse(String(partial!.until))).toBe(since + 90 * DAY)
+      expect(Number(partial!.n)).toBe(tenantTickets(tenant, since, since + 90 * DAY).length)
+
+      const resumed = await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--json'], env)
+      expect(resumed.status).toBe(0)
+      expect(await mirrorTickets(into)).toEqual(tenantTickets(tenant, since))
+      expect(await duplicates(into)).toBe(0)
+    }, 60_000)
+
+    test('SIGKILL during the backfill: the next run resumes and ends equal, with no duplicate', async () => {
+      // Three requests a minute: /v1/queues and two windows, then the run waits for the minute window.
+      const limited = await tenantServer({ rateLimitPerMinute: 3 })
+      try {
+        const into = await harness.fresh('killed')
+        const since = NOW - 199 * DAY
+        const child = startSync(limited, ['--url', limited.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env, true)
+        await eventually(() => limited.server.logger.lines.some((line) => line.includes('"status":429')), 30_000, 'the run to wait for the minute window')
+        child.kill('SIGKILL')
+        expect(await child.exited).toBe(137)
+
+        const [partial] = await harness.query(into, `SELECT (SELECT count(*) FROM tickets) AS n, (SELECT ${harness.iso('loaded_until')} FROM _sync_state) AS until`)
+        expect(Date.parse(String(partial!.until))).toBe(since + 180 * DAY)
+        expect(Number(partial!.n)).toBe(tenantTickets(limited, since, since + 180 * DAY).length)
+
+        limited.server.clock.advance(61_000)
+        const resumed = await sync(limited, ['--url', limited.server.base, '--into', ...into, '--json'], env)
+        expect(resumed.status).toBe(0)
+        const expected = tenantTickets(limited, since)
+        // Only what the stopped run had not committed is new.
+        expect(JSON.parse(resumed.stdout)).toMatchObject({ firstRun: false, tickets: { inserted: expected.length - Number(partial!.n), deleted: 0 } })
+        expect(await mirrorTickets(into)).toEqual(expected)
+        expect(await duplicates(into)).toBe(0)
+      } finally {
+        await limited.server.close()
+      }
+    }, 60_000)
+  })
+}

@@ -1,0 +1,54 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { DuckDBInstance } from '@duckdb/node-api'
+import { queryDuckDb } from '../support/duckdb-query.ts'
+import { tempDataDir } from '../support/harness.ts'
+import { syncTargetSuite } from '../support/sync-target-suite.ts'
+
+const temp = tempDataDir()
+afterAll(() => temp.cleanup())
+
+syncTargetSuite({
+  name: 'DuckDB',
+  fresh: async (label) => [join(temp.dir, `${label}.duckdb`)],
+  query: (into, sql) => queryDuckDb(into[0]!, sql),
+  iso: (column) => `strftime(${column} AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ')`,
+  ticketTypes: async (into) =>
+    Object.fromEntries(
+      (await queryDuckDb(into[0]!, `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'tickets'`)).map((c) => [c.column_name, c.data_type]),
+    ),
+  expectedTicketTypes: {
+    id: 'VARCHAR', number: 'INTEGER', queue_id: 'VARCHAR', location_id: 'VARCHAR', status: 'VARCHAR',
+    created_at: 'TIMESTAMP WITH TIME ZONE', called_at: 'TIMESTAMP WITH TIME ZONE', completed_at: 'TIMESTAMP WITH TIME ZONE',
+    cancelled_at: 'TIMESTAMP WITH TIME ZONE', skipped_at: 'TIMESTAMP WITH TIME ZONE', no_show_at: 'TIMESTAMP WITH TIME ZONE',
+    called_by_device_session_id: 'VARCHAR',
+  },
+})
+
+describe('DuckDB: the file', () => {
+  test('tickets has no key (no ART index to hold in memory); the small tables keep theirs', async () => {
+    const file = join(temp.dir, 'keys.duckdb')
+    const { DuckDbTarget } = await import('../../src/sync/duckdb-target.ts')
+    await (await DuckDbTarget.open(file)).close()
+    const keys = await queryDuckDb(file, `SELECT table_name FROM duckdb_constraints() WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE') ORDER BY table_name`)
+    expect(keys.map((k) => k.table_name)).toEqual(['_sync_state', 'locations', 'queues'])
+    const indexes = await queryDuckDb(file, `SELECT count(*) AS n FROM duckdb_indexes() WHERE table_name = 'tickets'`)
+    expect(Number(indexes[0]!.n)).toBe(0)
+  })
+
+  test('a file made with a key on tickets (an earlier version) loses the key and keeps its rows', async () => {
+    const file = join(temp.dir, 'keyed.duckdb')
+    const instance = await DuckDBInstance.create(file)
+    const connection = await instance.connect()
+    await connection.run(`CREATE TABLE tickets (id VARCHAR PRIMARY KEY, number INTEGER NOT NULL, queue_id VARCHAR NOT NULL, location_id VARCHAR NOT NULL,
+      status VARCHAR NOT NULL, created_at TIMESTAMPTZ NOT NULL, called_at TIMESTAMPTZ, completed_at TIMESTAMPTZ, cancelled_at TIMESTAMPTZ,
+      skipped_at TIMESTAMPTZ, no_show_at TIMESTAMPTZ, called_by_device_session_id VARCHAR)`)
+    await connection.run(`INSERT INTO tickets (id, number, queue_id, location_id, status, created_at) VALUES ('t-1', 1, 'q', 'l', 'WAITING', '2026-03-01T00:00:00Z')`)
+    connection.closeSync()
+    instance.closeSync()
+    const { DuckDbTarget } = await import('../../src/sync/duckdb-target.ts')
+    await (await DuckDbTarget.open(file)).close()
+    expect(await queryDuckDb(file, `SELECT count(*) AS n FROM duckdb_constraints() WHERE table_name = 'tickets' AND constraint_type = 'PRIMARY KEY'`)).toEqual([{ n: '0' }])
+    expect(await queryDuckDb(file, 'SELECT id, status FROM tickets')).toEqual([{ id: 't-1', status: 'WAITING' }])
+  })
+})

@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
+import { join } from 'node:path'
+import { postgresAvailable, startPostgres, type PostgresServer } from '../support/postgres-server.ts'
+import { DAY, startSync, sync, syncTargetSuite, tenantServer, tenantTickets, type Tenant } from '../support/sync-target-suite.ts'
+import { eventually } from '../support/raw-http.ts'
+
+/**
+ * `sync --into postgresql://…` against a real PostgreSQL cluster made for this file: the shared
+ * target suite (each test in a schema of its own), then what only a server database promises:
+ * a reader connected during a sync never sees an error nor half a window.
+ */
+
+const available = postgresAvailable()
+let server: PostgresServer
+let databaseUrl: string
+const connections = new Map<string, SQL>()
+
+/** A connection of the test's own to the test database (not sync's). */
+function reader(): SQL {
+  let connection = connections.get('reader')
+  if (!connection) {
+    connection = new SQL(databaseUrl, { max: 2 })
+    connections.set('reader', connection)
+  }
+  return connection
+}
+
+if (available) {
+  beforeAll(async () => {
+    server = await startPostgres()
+    databaseUrl = await server.createDatabase('warehouse')
+  }, 60_000) // initdb and the first start take seconds on a loaded machine
+  afterAll(async () => {
+    for (const connection of connections.values()) await connection.close()
+    await server?.stop()
+  })
+}
+
+const schemaOf = (into: string[]) => into[2]!
+
+describe.skipIf(!available)('PostgreSQL target', () => {
+  syncTargetSuite({
+    name: 'PostgreSQL',
+    // Each test in a schema of its own; sync creates it. A password in the environment, as
+    // documented, though the test cluster trusts loopback connections.
+    fresh: async (label) => [databaseUrl, '--schema', `t_${label.replace(/-/g, '_')}`],
+    env: { PGPASSWORD: 'not-needed-here' },
+    query: async (into, sql) => {
+      const rows = (await reader().begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL search_path TO "${schemaOf(into)}"`)
+        return tx.unsafe(sql)
+      })) as Record<string, unknown>[]
+      // count(*) comes back as a bigint string; the suite compares numbers.
+      return rows.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, typeof value === 'bigint' ? Number(value) : value])))
+    },
+    iso: (column) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+    ticketTypes: async (into) =>
+      Object.fromEntries(
+        ((await reader().unsafe(`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'tickets'`, [schemaOf(into)])) as {
+          column_name: string
+          data_type: string
+        }[]).map((c) => [c.column_name, c.data_type]),
+      ),
+    expectedTicketTypes: {
+      id: 'text', number: 'integer', queue_id: 'text', location_id: 'text', status: 'text',
+      created_at: 'timestamp with time zone', called_at: 'timestamp with time zone', completed_at: 'timestamp with time zone',
+      cancelled_at: 'timestamp with time zone', skipped_at: 'timestamp with time zone', no_show_at: 'timestamp with time zone',
+      called_by_device_session_id: 'text',
+    },
+  })
+
+  describe('PostgreSQL: the schema', () => {
+    test('tickets.id is the primary key', async () => {
+      const tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'keyed', '--since', new Date(Date.now() - 5 * DAY).toISOString()])
+        expect(run.status).toBe(0)
+        const keys = (await reader().unsafe(
+          `SELECT tc.table_name, kcu.column_name FROM information_schema.table_constraints tc
+             JOIN information_schema.key_column_usage kcu USING (constraint_schema, constraint_name)
+            WHERE tc.constraint_schema = 'keyed' AND tc.constraint_type = 'PRIMARY KEY' ORDER BY 1`,
+        )) as { table_name: string; column_name: string }[]
+        expect(keys.map((k) => `${k.table_name}.${k.column_name}`)).toEqual(['_sync_state.id', 'locations.id', 'queues.id', 'tickets.id'])
+      } finally {
+        await tenant.server.close()
+      }
+    })
+  })
+
+  describe('PostgreSQL: docs/loading.md followed', () => {
+    test('its sync command loads the database; its read-only user runs its first query', async () => {
+      const docs = await Bun.file(join(import.meta.dir, '..', '..', 'docs', 'loading.md')).text()
+      const command = /\n(npm run -s sync -- --url http:\/\/127\.0\.0\.1:3000 --into postgresql:\/\/\S+)\n/.exec(docs)![1]!
+      const [documentedUrl] = /postgresql:\/\/\S+/.exec(command)!
+      const tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        // The documented database, on this test's cluster: the same user and database names.
+        const { pathname, username } = new URL(documentedUrl)
+        server.psql('postgres', `CREATE ROLE ${username} LOGIN`)
+        server.psql('postgres', `CREATE DATABASE ${pathname.slice(1)} OWNER ${username}`)
+        const url = documentedUrl.replace(/@[^/]+\//, `@127.0.0.1:${server.port}/`)
+        // Asynchronously: the server answering it runs in this process.
+        const run = Bun.spawn(['bash', '-c', command.replace('http://127.0.0.1:3000', tenant.server.base).replace(documentedUrl, url)], {
+          env: { ...process.env, API_TOKEN: tenant.token, PGPASSWORD: 'unused-by-trust' },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        })
+        expect(await new Response(run.stderr).text()).toStartWith('mirror current up to')
+        expect(await run.exited).toBe(0)
+
+        const blocks = [...docs.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!)
+        const grants = blocks.find((block) => block.startsWith('CREATE ROLE bi'))
+        const query = blocks.find((block) => block.includes('median_wait_minutes'))
+        server.psql(pathname.slice(1), grants!)
+        const bi = new SQL(url.replace(`${username}@`, 'bi:change-me@'), { max: 1 })
+        try {
+          const rows = (await bi.unsafe(query!)) as { queue: string; day: unknown; median_wait_minutes: string }[]
+          expect(rows.length).toBeGreaterThan(0)
+          expect(rows.find((row) => row.queue === 'Payments')).toMatchObject({ median_wait_minutes: '0.5' })
+          // Read-only: the BI user cannot write the mirror.
+          await expect(bi.unsafe(`DELETE FROM tickets`)).rejects.toThrow('permission denied')
+        } finally {
+          await bi.close()
+        }
+      } finally {
+        await tenant.server.close()
+      }
+    }, 30_000)
+  })
+
+  describe('PostgreSQL: a reader during a sync', () => {
+    test('a second connection querying all along never sees an error nor half a window', async () => {
+      // Three requests a minute: the run loads two windows, then waits for the minute window,
+      // where the reader sees the first two windows committed; then it is stopped and run again.
+      const limited = await tenantServer({ rateLimitPerMinute: 3 })
+      const schema = 'during'
+      const since = Date.now() - 199 * DAY
+      const seen: { rows: number; loadedUntil: number | null }[] = []
+      const errors: unknown[] = []
+      let polling = true
+      const connection = new SQL(databaseUrl, { max: 1 })
+      // What a dashboard asks, over and over, in its own connection, while sync writes.
+      const poll = (async () => {
+        while (polling) {
+          try {
+            const [row] = (await connection.unsafe(
+              `SELECT (SELECT count(*) FROM ${schema}.tickets)::int AS rows,
+                      (SELECT (extract(epoch FROM loaded_until) * 1000)::float8 FROM ${schema}._sync_state) AS loaded_until,
+                      (SELECT count(*) FROM ${schema}.tickets t JOIN ${schema}.queues q ON q.id = t.queue_id)::int AS joined`,
+            )) as { rows: number; loaded_until: number | null; joined: number }[]
+            seen.push({ rows: row!.rows, loadedUntil: row!.loaded_until === null ? null : Math.round(row!.loaded_until) })
+          } catch (error) {
+            // Before sync has created the schema, the tables do not exist yet: that is no error of a sync.
+            if (!/does not exist/.test(String(error))) errors.push(error)
+            else await Bun.sleep(1)
+          }
+        }
+      })()
+      try {
+        const child = startSync(limited, ['--url', limited.server.base, '--into', databaseUrl, '--schema', schema, '--since', new Date(since).toISOString()], {}, true)
+        await eventually(() => limited.server.logger.lines.some((line) => line.includes('"status":429')), 30_000, 'the run to wait for the minute window')
+        const midway = seen.length
+        await eventually(() => seen.length > midway, 10_000, 'the reader to query while the run waits')
+        child.kill('SIGINT')
+        expect(await child.exited).toBe(130)
+        limited.server.clock.advance(61_000)
+        const resumed = await sync(limited, ['--url', limited.server.base, '--into', databaseUrl, '--schema', schema, '--json'])
+        expect(resumed.status).toBe(0)
+        const after = seen.length
+        await eventually(() => seen.length > after, 10_000, 'the reader to query after the run')
+      } finally {
+        polling = false
+        await poll
+        await connection.close()
+      }
+      try {
+        expect(errors).toEqual([])
+        // Every observation is a whole number of windows: the rows are exactly the tenant's tickets
+        // created before the state's loaded_until (nothing before the first window's commit).
+        const expected = new Map<number, number>()
+        const countBefore = (until: number) => expected.get(until) ?? expected.set(until, tenantTickets(limited, since, until).length).get(until)!
+        const states = new Set<string>()
+        for (const observation of seen) {
+          if (observation.loadedUntil === null) expect(observation.rows).toBe(0)
+          else expect(observation.rows).toBe(countBefore(observation.loadedUntil))
+          states.add(String(observation.loadedUntil))
+        }
+        // The reader saw the run part-way (two windows) and at its end.
+        expect(states.has(String(since + 180 * DAY))).toBe(true)
+      } finally {
+        await limited.server.close()
+      }
+    }, 90_000)
+  })
+
+  describe('PostgreSQL: wrong input and failures', () => {
+    test('no PostgreSQL at the URL: exit 1 with one line naming it, never the password', async () => {
+      const tenant: Tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        const run = await sync(tenant, ['--url', tenant.server.base, '--into', 'postgresql://loader:pa55word@127.0.0.1:9/warehouse'])
+        expect(run.status).toBe(1)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain('PostgreSQL at postgresql://loader@127.0.0.1:9/warehouse (schema public)')
+        expect(run.stderr + run.stdout).not.toContain('pa55word')
+        const fromEnv = await sync(tenant, ['--url', tenant.server.base, '--into', 'postgresql://loader@127.0.0.1:9/warehouse'], { PGPASSWORD: 'pa55word' })
+        expect(fromEnv.status).toBe(1)
+        expect(fromEnv.stderr + fromEnv.stdout).not.toContain('pa55word')
+      } finally {
+        await tenant.server.close()
+      }
+    }, 60_000)
+
+    test('a database that does not exist: exit 1 with the server\'s reason', async () => {
+      const tenant: Tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl.replace(/\/warehouse$/, '/nowhere')])
+        expect(run.status).toBe(1)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain('"nowhere" does not exist')
+      } finally {
+        await tenant.server.close()
+      }
+    })
+  })
+})
