@@ -133,22 +133,26 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     progress('backfill', index + 1, windows.length)
   }
 
-  // --reconcile (not on a first run, which has just read everything): the whole mirrored range
-  // again, from where an unfinished reconcile stopped. Each window's export is the server's
-  // truth for the tickets created in it: what differs is written, what is missing is deleted.
-  if (options.reconcile && !firstRun) {
-    const from = state.reconcileFrom ?? state.since
+  // Reconciling: the whole mirrored range again, from `from`. Each window's export is the
+  // server's truth for the tickets created in it: what differs is written, what is missing is
+  // deleted. The first response's token is kept (when none is held) so that changes made during
+  // the pass come again in the changes pass below.
+  const reconcile = async (from: number) => {
     const ranges = splitIntoWindows(from, horizon)
     for (const [index, window] of ranges.entries()) {
       const last = index === ranges.length - 1
-      await load(window, undefined, () => ({ ...state, reconcileFrom: last ? null : window.toMs }), true)
+      await load(window, undefined, (token) => ({ ...state, changesToken: state.changesToken ?? token, reconcileFrom: last ? null : window.toMs }), true)
       progress('reconcile', index + 1, ranges.length)
     }
     summary.reconciled = true
   }
 
-  // The trailing window: what changed since the stored token, or (without a change log, or a
-  // token the server no longer accepts) the whole window again.
+  // --reconcile (not on a first run, which has just read everything), or one that stopped
+  // half-way, however it was started: it goes on from where it stopped.
+  if ((options.reconcile && !firstRun) || state.reconcileFrom !== null) await reconcile(state.reconcileFrom ?? state.since)
+
+  // The trailing window: what changed since the stored token, or (without a change log) the
+  // whole window again.
   const trailing = { fromMs: Math.min(trailingFrom, state.loadedUntil), toMs: horizon }
   // Without a change log, a window loaded whole a moment ago is not loaded again.
   const needed = state.changesToken !== null || state.loadedUntil < now
@@ -158,8 +162,12 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
       await load(trailing, state.changesToken ?? undefined, next)
     } catch (error) {
       if (!(error instanceof InvalidRequestError && error.param === 'changedAfter')) throw error
-      // The server's file was recreated (or lost its change log): load the window again whole.
-      await load(trailing, undefined, next)
+      // The server refuses the token: its file was replaced or recreated (a new change history),
+      // so the tickets it holds may not be the ones mirrored, in any window. The whole range is
+      // reconciled (deleting what the server no longer has), then the changes made meanwhile read.
+      state = { ...state, changesToken: null }
+      await reconcile(state.since)
+      await load(trailing, state.changesToken ?? undefined, next)
     }
     progress('changes', 1, 1)
   }

@@ -210,6 +210,36 @@ export function syncTargetSuite(harness: TargetHarness) {
       }
     }, 60_000)
 
+    test('a server whose tickets were replaced (a new change history, as admin seed --replace makes) is reconciled whole by a plain run', async () => {
+      const into = await harness.fresh('replaced')
+      const since = NOW - 199 * DAY
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+        // The file's tickets replaced, old ones included, and a new history: the stored token is refused.
+        const db = openTenant(own.server.dataDir, own.orgId)
+        const cut = new Date(NOW - 150 * DAY).toISOString()
+        const { mirrored } = db.query('SELECT count(*) AS mirrored FROM tickets WHERE created_at >= ? AND created_at < ?').get(new Date(since).toISOString(), cut) as { mirrored: number }
+        db.query('DELETE FROM tickets WHERE created_at < ?').run(cut)
+        writeTickets(db, [{ id: 'replacement', number: 4, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(NOW - 160 * DAY).toISOString() }])
+        db.exec('UPDATE change_history SET history_id = lower(hex(randomblob(16)))')
+        db.close()
+        expect(mirrored).toBeGreaterThan(0)
+
+        const run = await sync(own, ['--url', own.server.base, '--into', ...into, '--json'], env)
+        expect(run.stderr).toBe('')
+        expect(run.status).toBe(0)
+        expect(JSON.parse(run.stdout)).toMatchObject({ reconciled: true, tickets: { inserted: 1, deleted: mirrored } })
+        expect(await mirrorTickets(into)).toEqual(tenantTickets(own, since))
+        expect(await duplicates(into)).toBe(0)
+        // And the token it keeps is the new history's: the next run moves nothing.
+        const next = await sync(own, ['--url', own.server.base, '--into', ...into, '--json'], env)
+        expect(JSON.parse(next.stdout)).toMatchObject({ reconciled: false, tickets: { inserted: 0, updated: 0, deleted: 0 } })
+      } finally {
+        await own.server.close()
+      }
+    }, 60_000)
+
     test('stopped half-way, it goes on from the window it stopped at; the state says where', async () => {
       const into = await harness.fresh('reconcile-resume')
       const since = NOW - 199 * DAY
