@@ -19,6 +19,7 @@ import { v1Routes } from './http/v1-routes.ts'
 import { queuesHandler } from './queues/handler.ts'
 import { ticketsHandler } from './tickets/handler.ts'
 import { exportHandler } from './export/handler.ts'
+import { DEFAULT_IDLE_TIMEOUT_SECONDS, serverIdleTimeout } from './http/idle-timeout.ts'
 
 export interface AppDeps {
   config: Config
@@ -43,9 +44,10 @@ export interface App {
   fetch(request: Request): Promise<Response>
   /**
    * Starts serving on `port` (0 picks a free port) and the configured host; with `reusePort`,
-   * other processes may listen on the same port (the workers of WORKERS=N).
+   * other processes may listen on the same port (the workers of WORKERS=N). `idleTimeoutSeconds`
+   * (Bun's idle timeout, default 10) is for tests that must outlast it without waiting 10 s.
    */
-  listen(port?: number, options?: { reusePort?: boolean }): Server<undefined>
+  listen(port?: number, options?: { reusePort?: boolean; idleTimeoutSeconds?: number }): Server<undefined>
   /** Stops accepting, waits up to `drainMs` for in-flight requests and exports, then closes everything. */
   close(drainMs?: number): Promise<void>
   readonly store: ControlStore
@@ -70,6 +72,8 @@ export function createApp(deps: AppDeps): App {
   const tickets = new TicketQueries()
   const gate = createGate({ lookupToken: (hash) => store.lookupToken(hash), ...limits, clock, lastUsed, logger })
 
+  let server: Server<undefined> | undefined
+  let idleTimeoutSeconds = DEFAULT_IDLE_TIMEOUT_SECONDS
   const pipeline = createPipeline({ logger, observers: [accessLog(logger), ...(deps.observers ?? [])] })
   const routes = [
     ...systemRoutes({ store, limitsReady: () => gate.limitsReady() }),
@@ -82,6 +86,7 @@ export function createApp(deps: AppDeps): App {
         tickets,
         changes,
         stallTimeoutMs: config.exportStallTimeoutMs,
+        idleTimeout: serverIdleTimeout(() => server, () => idleTimeoutSeconds),
         logger,
       }),
     }),
@@ -91,7 +96,6 @@ export function createApp(deps: AppDeps): App {
   pipeline.mount(webRoutes({ ratePerMinute: config.rateLimitPerMinute, demoPerDay: config.demoDailyQuota }))
 
   const inFlight = () => pipeline.active()
-  let server: Server<undefined> | undefined
 
   return {
     fetch: pipeline.fetch,
@@ -103,7 +107,15 @@ export function createApp(deps: AppDeps): App {
       // Bun in production mode sets SO_REUSEPORT unless told not to: a second server started on
       // this port would share it instead of failing (see http/port-in-use.ts). Only the workers
       // of WORKERS=N, whose parent checked the port, share it on purpose.
-      server = Bun.serve({ port, hostname: config.host, fetch: pipeline.fetch, development: false, reusePort: options.reusePort ?? false })
+      idleTimeoutSeconds = options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS
+      server = Bun.serve({
+        port,
+        hostname: config.host,
+        fetch: pipeline.fetch,
+        development: false,
+        reusePort: options.reusePort ?? false,
+        idleTimeout: idleTimeoutSeconds,
+      })
       return server
     },
     async close(drainMs = config.shutdownDrainMs) {
