@@ -19,6 +19,7 @@ import { v1Routes } from './http/v1-routes.ts'
 import { queuesHandler } from './queues/handler.ts'
 import { ticketsHandler } from './tickets/handler.ts'
 import { exportHandler } from './export/handler.ts'
+import { ExportSlots } from './export/export-slots.ts'
 import { DEFAULT_IDLE_TIMEOUT_SECONDS, serverIdleTimeout } from './http/idle-timeout.ts'
 
 export interface AppDeps {
@@ -89,6 +90,7 @@ export function createApp(deps: AppDeps): App {
         idleTimeout: serverIdleTimeout(() => server, () => idleTimeoutSeconds),
         logger,
       }),
+      exportSlots: new ExportSlots({ perToken: config.exportsPerToken, max: config.exportsMax }),
     }),
   ]
   for (const { path, handler } of routes) pipeline.route(path, handler)
