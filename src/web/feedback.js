@@ -29,10 +29,10 @@ export function createFeedback({ regions, progress }) {
     element.scrollIntoView({ block: 'nearest' })
   }
 
-  /** A countdown from Retry-After that ends in a plain (not red) "try again now". */
-  function countDown(region, seconds) {
+  /** A countdown from Retry-After, after `reason`, that ends in a plain (not red) "try again now". */
+  function countDown(region, seconds, reason = 'Too many requests in the last minute.') {
     const element = regions[region]
-    const wait = (s) => `Too many requests in the last minute. You can try again in ${s} second${s === 1 ? '' : 's'}.`
+    const wait = (s) => `${reason} You can try again in ${s} second${s === 1 ? '' : 's'}.`
     // The whole sentence is in place before the region is scrolled into view.
     show(region, wait(seconds))
     countdown = setInterval(() => {
@@ -60,6 +60,9 @@ export function createFeedback({ regions, progress }) {
     if (status === 429 && body.error === 'demo_quota_exceeded') {
       const at = new Date(body.resetAt)
       return show(region, `This demo organisation has used its ${body.limit} requests for today. The quota resets at ${at.toLocaleString()} (your local time).`)
+    }
+    if (status === 429 && body.error === 'too_many_exports') {
+      return countDown(region, Number(body.retryAfter ?? 1), 'Other downloads with this token are still running, and only a few may run at once.')
     }
     if (status === 429) return countDown(region, Number(body.retryAfter ?? 1))
     return show(region, `Something went wrong on the server (HTTP ${status}). Request id: ${body.requestId ?? 'unknown'}.`)
