@@ -92,4 +92,19 @@ describe('exports running at once', () => {
     await leased(2)
     expect((await (await server.get(EXPORT, fresh)).json()) as object).toMatchObject({ error: 'too_many_exports' })
   })
+
+  test("a demo organisation's refused export takes nothing from its day either", async () => {
+    for (const client of held) client.destroy()
+    await leased(0)
+    const demo = server.seeded({ plan: 'demo', bulk: { count: 100_000 } }).token
+    await start(demo)
+    await start(demo)
+    await leased(2)
+    const refused = await server.get(EXPORT, demo)
+    expect(((await refused.json()) as { error: string }).error).toBe('too_many_exports')
+    expect(refused.headers.get('ratelimit')).toMatch(/^"minute";r=58;t=60, "day";r=48;t=\d+$/)
+    const page = await server.get('/v1/queues', demo)
+    await page.arrayBuffer()
+    expect(page.headers.get('ratelimit')).toContain('"day";r=47;')
+  })
 })
