@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startServer, type TestServer } from '../support/harness.ts'
+import { startServer, tempDataDir, type TestServer } from '../support/harness.ts'
 import { ManualClock } from '../../src/clock.ts'
 import { describeWindow } from '../../src/limits/state.ts'
 
@@ -61,7 +61,8 @@ describe('wall-clock steps and the minute window', () => {
 describe('wall-clock steps and the demo day', () => {
   test('the day follows the wall clock forward, and a step back never hands out a second quota', async () => {
     const clock = new ManualClock(Date.parse('2026-03-10T23:59:00.000Z'))
-    const server = await startServer({ demoDailyQuota: 2 }, { clock })
+    const data = tempDataDir()
+    let server = await startServer({ demoDailyQuota: 2 }, { clock, dataDir: data.dir })
     try {
       const { token } = server.organisation({ plan: 'demo' })
       expect((await get(server, token)).status).toBe(200)
@@ -78,8 +79,14 @@ describe('wall-clock steps and the demo day', () => {
       // Still 11 March's quota, which resets when the wall clock reaches 12 March.
       expect(refused.current).toContain(`"day";r=0;t=${(HOUR - 60_000) / 1000 + 86_400}`)
       expect(Number(refused.retryAfter)).toBe((HOUR - 60_000) / 1000 + 86_400)
+
+      // A restart while the wall clock is still behind: the counters say which day was last.
+      await server.close()
+      server = await startServer({ demoDailyQuota: 2 }, { clock, dataDir: data.dir })
+      expect((await get(server, token)).status).toBe(429)
     } finally {
       await server.close()
+      data.cleanup()
     }
   })
 })
