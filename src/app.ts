@@ -24,6 +24,8 @@ import { ticketsHandler } from './tickets/handler.ts'
 import { exportHandler } from './export/handler.ts'
 import { noMetrics, type MetricsRecorder } from './metrics/recorder.ts'
 import { metricsObserver } from './metrics/observer.ts'
+import { ExportSlots } from './export/export-slots.ts'
+import { DEFAULT_IDLE_TIMEOUT_SECONDS, serverIdleTimeout } from './http/idle-timeout.ts'
 
 export interface AppDeps {
   config: Config
@@ -54,9 +56,10 @@ export interface App {
   fetch(request: Request): Promise<Response>
   /**
    * Starts serving on `port` (0 picks a free port) and the configured host; with `reusePort`,
-   * other processes may listen on the same port (the workers of WORKERS=N).
+   * other processes may listen on the same port (the workers of WORKERS=N). `idleTimeoutSeconds`
+   * (Bun's idle timeout, default 10) is for tests that must outlast it without waiting 10 s.
    */
-  listen(port?: number, options?: { reusePort?: boolean }): Server<undefined>
+  listen(port?: number, options?: { reusePort?: boolean; idleTimeoutSeconds?: number }): Server<undefined>
   /** Stops accepting, waits up to `drainMs` for in-flight requests and exports, then closes everything. */
   close(drainMs?: number): Promise<void>
   readonly store: ControlStore
@@ -90,6 +93,8 @@ export function createApp(deps: AppDeps): App {
     onLimitsState: (up) => metrics.limitsBackendUp(up),
   })
 
+  let server: Server<undefined> | undefined
+  let idleTimeoutSeconds = DEFAULT_IDLE_TIMEOUT_SECONDS
   const observers = [accessLog(logger), ...(deps.metrics ? [metricsObserver(deps.metrics)] : []), ...(deps.observers ?? [])]
   const pipeline = createPipeline({ logger, observers })
   const routes = [
@@ -103,9 +108,11 @@ export function createApp(deps: AppDeps): App {
         tickets,
         changes,
         stallTimeoutMs: config.exportStallTimeoutMs,
+        idleTimeout: serverIdleTimeout(() => server, () => idleTimeoutSeconds),
         logger,
         metrics,
       }),
+      exportSlots: new ExportSlots({ perToken: config.exportsPerToken, max: config.exportsMax }),
     }),
   ]
   for (const { path, handler } of routes) pipeline.route(path, handler)
@@ -113,7 +120,6 @@ export function createApp(deps: AppDeps): App {
   pipeline.mount(webRoutes({ ratePerMinute: config.rateLimitPerMinute, demoPerDay: config.demoDailyQuota }))
 
   const inFlight = () => pipeline.active()
-  let server: Server<undefined> | undefined
 
   return {
     fetch: pipeline.fetch,
@@ -128,6 +134,7 @@ export function createApp(deps: AppDeps): App {
       // Bun's parser answers a head over its limit with a bare 431 before the pipeline sees it;
       // raised here so that the pipeline's lower limit answers with the JSON body (http/request-head.ts).
       if (http.maxHeaderSize < PARSER_HEAD_LIMIT_BYTES) Object.assign(http, { maxHeaderSize: PARSER_HEAD_LIMIT_BYTES })
+      idleTimeoutSeconds = options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS
       server = Bun.serve({
         port,
         hostname: config.host,
@@ -136,6 +143,7 @@ export function createApp(deps: AppDeps): App {
         error: (error) => lastResortResponse(error, logger),
         development: false,
         reusePort: options.reusePort ?? false,
+        idleTimeout: idleTimeoutSeconds,
       })
       return server
     },

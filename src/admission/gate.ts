@@ -25,19 +25,28 @@ export interface Admission {
   headers: Record<string, string>
 }
 
+/**
+ * Something a route takes for the request once its token is accepted (402 passed) and before
+ * the window counts it, such as an export's slot: throws the ApiError that refuses the request
+ * (answered with the window's headers, uncounted), or returns the function that gives it back.
+ * The gate gives it back when a later check refuses the request; otherwise the route does.
+ */
+export type Claim = (caller: Caller) => () => void
+
 export interface Gate {
   /**
    * Admits a request or throws the ApiError that answers it. `identified` is told the caller as
    * soon as the token is recognised, so that even a 402 or 429 is logged with who it was.
    */
-  admit(authorization: string | null, identified?: (caller: Caller) => void): Promise<Admission>
+  admit(authorization: string | null, identified?: (caller: Caller) => void, claim?: Claim): Promise<Admission>
   /** Whether the limits can be served right now (readiness). */
   limitsReady(): Promise<boolean>
 }
 
 /**
  * The checks before the query is looked at, in order (docs/api.md#order-of-checks): token (401),
- * API feature (402), minute window (429 rate_limited), demo quota (429 demo_quota_exceeded).
+ * API feature (402), what the route claims for the request (an export's slot: 429
+ * too_many_exports), minute window (429 rate_limited), demo quota (429 demo_quota_exceeded).
  * 401 and 402 count nowhere; a request answered 429 consumes nothing; every other request
  * counts once in its token's window and, for a demo organisation, once in the day's quota.
  * When the limiter or the quota cannot answer, the request is refused (503 limits_unavailable):
@@ -48,7 +57,7 @@ export function createGate(deps: GateDeps): Gate {
   const outage = new LimitsOutage(deps.logger, deps.onLimitsState)
   const headersOf = (window: WindowState, day?: QuotaState) => rateLimitHeaders(window, limiter.windowSeconds, day)
 
-  async function admit(authorization: string | null, identified?: (caller: Caller) => void): Promise<Admission> {
+  async function admit(authorization: string | null, identified?: (caller: Caller) => void, claim?: Claim): Promise<Admission> {
     const token = authenticate(authorization, lookupToken)
     const demo = token.plan === 'demo'
     const caller: Caller = { tokenId: token.tokenId, organisationId: token.organisationId, demo }
@@ -69,9 +78,32 @@ export function createGate(deps: GateDeps): Gate {
       )
     }
 
-    const { state: window, release } = await outage.guard(() => limiter.consume(token.tokenId))
-    if (!release) {
+    if (!claim) return count(caller)
+    let giveBack: () => void
+    try {
+      giveBack = claim(caller)
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      // Refused before the window: like any 429 it consumes nothing, and shows the window (and
+      // a demo organisation's day) uncounted, as a 402 does.
+      const window = await outage.guard(() => limiter.peek(token.tokenId))
       const day = demo ? await outage.guard(() => quota.peek(token.organisationId)) : undefined
+      throw new ApiError(error.errorCode, error.message, error.extra, { ...headersOf(window, day), ...error.headers })
+    }
+    try {
+      return await count(caller)
+    } catch (error) {
+      giveBack()
+      throw error
+    }
+  }
+
+  /** The minute window, then a demo organisation's day: counted, or the ApiError that refuses the request. */
+  async function count(caller: Caller): Promise<Admission> {
+    const { demo, tokenId, organisationId } = caller
+    const { state: window, release } = await outage.guard(() => limiter.consume(tokenId))
+    if (!release) {
+      const day = demo ? await outage.guard(() => quota.peek(organisationId)) : undefined
       throw new ApiError(
         'rate_limited',
         `Rate limit of ${window.limit} requests per minute exceeded; retry after ${window.retryAfterSeconds} seconds.`,
@@ -86,7 +118,7 @@ export function createGate(deps: GateDeps): Gate {
     // cannot answer), because a request answered 429 or 503 consumes nothing.
     let day: QuotaState
     try {
-      day = await outage.guard(() => quota.consume(token.organisationId))
+      day = await outage.guard(() => quota.consume(organisationId))
     } catch (error) {
       await release().catch(() => undefined) // the engine is failing: the slot expires with its window
       throw error

@@ -57,6 +57,12 @@ export class DemoQuotaExceededError extends ApiResponseError {
     return String(this.body.resetAt)
   }
 }
+/** 429 too_many_exports: the token (or the server) runs as many exports as it may at once; not retried. */
+export class TooManyExportsError extends ApiResponseError {
+  get retryAfterSeconds(): number {
+    return Number(this.body.retryAfter) || 1
+  }
+}
 /** 500: retried a few times, then thrown. */
 export class InternalServerError extends ApiResponseError {}
 /** 503 data_unavailable: retried a few times, then thrown. */
@@ -74,6 +80,7 @@ const ERROR_CLASSES: Record<ErrorCode, new (details: ErrorDetails) => ApiRespons
   headers_too_large: HeadersTooLargeError,
   rate_limited: RateLimitedError,
   demo_quota_exceeded: DemoQuotaExceededError,
+  too_many_exports: TooManyExportsError,
   internal: InternalServerError,
   data_unavailable: DataUnavailableError,
   limits_unavailable: LimitsUnavailableError,

@@ -15,6 +15,8 @@ export interface Config {
   tenantCacheSize: number
   logLevel: LogLevel
   exportStallTimeoutMs: number
+  exportsPerToken: number
+  exportsMax: number
   shutdownDrainMs: number
   /** Unset: the embedded limits (one process). */
   redisUrl: string | undefined
@@ -81,6 +83,8 @@ export const SETTINGS = [
   { key: 'tenantCacheSize', env: 'TENANT_CACHE_SIZE', default: 64, description: 'Tenant SQLite files kept open (LRU); leased handles stay open until released.', parse: integer(1, 100_000) },
   { key: 'logLevel', env: 'LOG_LEVEL', default: 'info', description: 'debug, info, warn, error or silent; access lines are logged at info.', parse: logLevel },
   { key: 'exportStallTimeoutMs', env: 'EXPORT_STALL_TIMEOUT_MS', default: 60_000, description: 'A CSV export whose reader takes nothing for this long is aborted and its statement released.', parse: integer(100, 86_400_000) },
+  { key: 'exportsPerToken', env: 'EXPORTS_PER_TOKEN', default: 2, description: 'CSV exports of one token running at once in one process; more are answered 429 too_many_exports.', parse: integer(1, 1000) },
+  { key: 'exportsMax', env: 'EXPORTS_MAX', default: 32, description: 'CSV exports running at once in one process, all tokens together; more are answered 429 too_many_exports.', parse: integer(1, 10_000) },
   { key: 'shutdownDrainMs', env: 'SHUTDOWN_DRAIN_MS', default: 30_000, description: 'On SIGTERM/SIGINT, how long in-flight requests and exports may take to finish.', parse: integer(0, 3_600_000) },
   { key: 'redisUrl', env: 'REDIS_URL', default: undefined, description: 'Unset: the minute window in memory and the demo quota in control.sqlite (one process). Set: both in this Redis, shared by every process that uses it.', parse: redisUrl },
   { key: 'workers', env: 'WORKERS', default: 1, description: 'Server processes sharing the port (reusePort) and the data directory; more than 1 needs REDIS_URL.', parse: integer(1, 256) },

@@ -82,6 +82,16 @@ export const RateLimitedSchema = t.Object(
   { additionalProperties: false },
 )
 
+export const TooManyExportsSchema = t.Object(
+  {
+    error: t.Literal('too_many_exports'),
+    message: t.String(),
+    retryAfter: t.Integer({ minimum: 1, description: 'Seconds to wait before starting the export again (as Retry-After).' }),
+    requestId: t.String(),
+  },
+  { additionalProperties: false },
+)
+
 export const DemoQuotaSchema = t.Object(
   {
     error: t.Literal('demo_quota_exceeded'),

@@ -45,6 +45,7 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   rate_limited: 429,
   demo_quota_exceeded: 429,
+  too_many_exports: 429,
   internal: 500,
   data_unavailable: 503,
   limits_unavailable: 503,

@@ -395,6 +395,12 @@ export class ControlStore {
     return row?.count ?? 0
   }
 
+  /** The newest day any process has counted a demo request on (YYYY-MM-DD), or '' when none. */
+  latestDemoQuotaDay(): string {
+    const row = this.db.query('SELECT max(day) AS day FROM demo_quota_usage').get() as { day: string | null }
+    return row.day ?? ''
+  }
+
   /** Drops counters of days before `day` (they can never be read again). */
   pruneDemoQuota(day: string): void {
     this.orm.delete(demoQuotaUsage).where(lt(demoQuotaUsage.day, day)).run()

@@ -59,7 +59,8 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
   let rowCount = 0
   let charCount = 0
   let ended = false
-  let lastProgress = Date.now()
+  // performance.now(): a step of the wall clock must neither stall an export nor keep a stalled one.
+  let lastProgress = performance.now()
   let controllerRef: DirectController | undefined
 
   const end = (outcome: ExportOutcome, error?: unknown) => {
@@ -73,12 +74,13 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
     }
   }
 
-  // A reader that stops reading leaves a write waiting for the socket forever: Bun's idle
-  // timeout does not end such a response. The watchdog notices, closes the snapshot (the
+  // A reader that stops reading leaves a write waiting for the socket: the export's handler has
+  // lifted Bun's idle timeout for it (which would cut a reader pausing a few seconds), so the
+  // stall rule is this one. The watchdog notices, closes the snapshot (the
   // statement, the transaction, the lease) and aborts the response.
   const watchdog = setInterval(
     () => {
-      if (ended || Date.now() - lastProgress < stallTimeoutMs) return
+      if (ended || performance.now() - lastProgress < stallTimeoutMs) return
       end('stalled')
       controllerRef?.close(new Error('export reader stalled'))
     },
@@ -110,7 +112,7 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
           // Strings go to Bun as they are (it writes them as UTF-8 into the socket's buffer).
           const written = controller.write(nextChunk(header))
           header = false
-          lastProgress = Date.now()
+          lastProgress = performance.now()
           // A pending write is the socket's backpressure: wait for it to drain. Otherwise
           // still return to the event loop once per chunk: a loop that never yields would let
           // one export starve every other request. (Waiting before the close also keeps a

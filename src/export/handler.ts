@@ -11,12 +11,15 @@ import { checkServedSelection } from '../tenant/served-rows.ts'
 import { acceptsGzip } from './accept-encoding.ts'
 import { createCsvExportStream } from './csv-stream.ts'
 import { noMetrics, type MetricsRecorder } from '../metrics/recorder.ts'
+import type { IdleTimeout } from '../http/idle-timeout.ts'
 
 export interface ExportDeps {
   pool: TenantPool
   tickets: TicketQueries
   changes: ChangesTokenCodec
   stallTimeoutMs: number
+  /** The HTTP server's idle timeout, lifted while an export streams: its stall rule is `stallTimeoutMs`. */
+  idleTimeout?: IdleTimeout
   logger: Logger
   /** Told when an export starts streaming, each chunk it writes, and when it ends. @default noMetrics */
   metrics?: MetricsRecorder
@@ -58,12 +61,17 @@ export function exportHandler(deps: ExportDeps) {
           chars: stats.chars,
           durationMs: Math.round(performance.now() - startedAt),
         }
+        // Before the stream closes (onEnd runs first): the kept-alive connection is closed when idle again.
+        if (outcome === 'complete') deps.idleTimeout?.restore(request)
         if (outcome === 'failed') deps.logger.error('export_failed', { ...fields, error: String(stats.error) })
         else deps.logger.info('export_ended', fields)
         metrics.exportEnded()
         bodyEnded()
       },
     })
+    // The stall rule is ours (the watchdog, after stallTimeoutMs without progress), not the
+    // server's idle timeout, which would cut a reader that pauses for a few seconds.
+    deps.idleTimeout?.lift(request)
     // Only now that the stream exists (it ends, and calls onEnd, whatever happens): the pipeline
     // counts the request in flight until then, so shutdown waits for running exports.
     context.bodyEnded = ended

@@ -29,7 +29,8 @@ export function describeWindow(window: {
     allowed: count < limit,
     limit,
     remaining: Math.max(0, limit - count),
-    resetSeconds: newest === undefined ? 0 : Math.ceil((newest + windowMs - now) / 1000),
+    // Never negative, even on a clock that went back (Redis's wall clock can).
+    resetSeconds: newest === undefined ? 0 : Math.max(0, Math.ceil((newest + windowMs - now) / 1000)),
     retryAfterSeconds: blocking === undefined ? 0 : Math.max(1, Math.ceil((blocking + windowMs - now) / 1000)),
   }
 }
@@ -51,9 +52,12 @@ export function countedDecision(state: WindowState, giveBack: () => Promise<Wind
   }
 }
 
-/** The state of a quota of `limit` with `used` requests counted on the UTC day of `now`. */
-export function quotaState(limit: number, used: number, allowed: boolean, now: number): QuotaState {
-  const reset = (Math.floor(now / DAY_MS) + 1) * DAY_MS
+/**
+ * The state of a quota of `limit` with `used` requests counted on `day` (YYYY-MM-DD), by default
+ * the UTC day of `now`; a later day when the wall clock was stepped back (see StoredDemoQuota).
+ */
+export function quotaState(limit: number, used: number, allowed: boolean, now: number, day: string = utcDay(now)): QuotaState {
+  const reset = Date.parse(`${day}T00:00:00.000Z`) + DAY_MS
   return {
     allowed,
     limit,

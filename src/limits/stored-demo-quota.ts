@@ -10,6 +10,8 @@ import type { DemoQuota, QuotaState } from './types.ts'
  */
 export class StoredDemoQuota implements DemoQuota {
   private prunedBefore = ''
+  /** The newest day counted on (here or, read once, by any process); undefined until read. */
+  private latestDay: string | undefined
 
   constructor(
     private readonly store: ControlStore,
@@ -26,13 +28,13 @@ export class StoredDemoQuota implements DemoQuota {
    */
   async consume(organisationId: string): Promise<QuotaState> {
     const now = this.clock.now()
-    const day = utcDay(now)
+    const day = this.today(now)
     const giveUpAt = Date.now() + this.lockWaitMs
     for (let attempt = 0; ; attempt++) {
       try {
         const { allowed, used } = this.store.consumeDemoQuota(organisationId, day, this.limit)
         this.pruneBefore(day)
-        return quotaState(this.limit, used, allowed, now)
+        return quotaState(this.limit, used, allowed, now, day)
       } catch (error) {
         if (!isBusyError(error) || Date.now() > giveUpAt) throw error
         await Bun.sleep(Math.min(5 * 2 ** attempt, 100))
@@ -42,8 +44,22 @@ export class StoredDemoQuota implements DemoQuota {
 
   async peek(organisationId: string): Promise<QuotaState> {
     const now = this.clock.now()
-    const used = this.store.demoQuotaUsed(organisationId, utcDay(now))
-    return quotaState(this.limit, used, used < this.limit, now)
+    const day = this.today(now)
+    const used = this.store.demoQuotaUsed(organisationId, day)
+    return quotaState(this.limit, used, used < this.limit, now, day)
+  }
+
+  /**
+   * The day counted on: the wall clock's UTC day, but never one before a day already counted on.
+   * A wall clock stepped back across midnight would otherwise find yesterday's counters pruned
+   * and hand out that day's quota a second time; instead the newer day goes on until the wall
+   * clock reaches its end (its resetAt is then more than a day ahead, which is the truth).
+   */
+  private today(now: number): string {
+    this.latestDay ??= this.store.latestDemoQuotaDay()
+    const day = utcDay(now)
+    if (day > this.latestDay) this.latestDay = day
+    return this.latestDay
   }
 
   async ping(): Promise<void> {}

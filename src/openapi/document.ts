@@ -1,6 +1,6 @@
 import { CHANGES_TOKEN_HEADER, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, TICKET_FIELDS, TICKET_STATUSES } from '../contract/vocabulary.ts'
 import {
-  DemoQuotaSchema, ErrorSchema, LocationSchema, QueueSchema, QueuesResponseSchema, RateLimitedSchema, TicketPageSchema, TicketSchema,
+  DemoQuotaSchema, ErrorSchema, LocationSchema, QueueSchema, QueuesResponseSchema, RateLimitedSchema, TicketPageSchema, TooManyExportsSchema, TicketSchema,
 } from '../contract/schemas.ts'
 
 /**
@@ -233,8 +233,8 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
         BadRequest: jsonError('Invalid query parameters (param names the parameter), or a range longer than 90 days.', rateLimitHeaders),
         Unauthorized: jsonError('Token missing, malformed, unknown or revoked.', { 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') }),
         ApiNotEnabled: jsonError('The token is valid but the organisation does not have the API feature; the window is shown, nothing counted.', rateLimitHeaders),
-        TooManyRequests: jsonError('Rate limit exceeded, or a demo organisation over its daily quota.', { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') }, {
-          oneOf: [ref('schemas', 'RateLimited'), ref('schemas', 'DemoQuotaExceeded')],
+        TooManyRequests: jsonError('Rate limit exceeded (rate_limited), a demo organisation over its daily quota (demo_quota_exceeded), or, for the CSV export, as many exports of this token or of the server running as may run at once (too_many_exports); none of them counts.', { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') }, {
+          oneOf: [ref('schemas', 'RateLimited'), ref('schemas', 'DemoQuotaExceeded'), ref('schemas', 'TooManyExports')],
         }),
         NotFound: jsonError('No such path (not_found). Paths match exactly: a trailing slash makes another, unknown, path. No token needed; nothing counted.'),
         MethodNotAllowed: jsonError('A method other than GET, HEAD or the OPTIONS preflight (method_not_allowed). No token needed; nothing counted.', { Allow: ref('headers', 'Allow') }),
@@ -255,6 +255,7 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
         QueuesResponse: { ...plain(QueuesResponseSchema), properties: { locations: { type: 'array', items: ref('schemas', 'Location') } } },
         Error: plain(ErrorSchema),
         RateLimited: plain(RateLimitedSchema),
+        TooManyExports: plain(TooManyExportsSchema),
         DemoQuotaExceeded: plain(DemoQuotaSchema),
       },
     },

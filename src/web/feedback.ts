@@ -2,7 +2,7 @@
 // act (the token, the dates, the action buttons), one polite status line for progress. Only one
 // alert shows at a time, and it is scrolled into view: a message below the fold is a message unseen.
 
-import { ApiResponseError, DemoQuotaExceededError, RateLimitedError, UnexpectedResponseError } from '../client/index.ts'
+import { ApiResponseError, DemoQuotaExceededError, RateLimitedError, TooManyExportsError, UnexpectedResponseError } from '../client/index.ts'
 
 export type MessageKind = 'error' | 'info'
 
@@ -39,10 +39,10 @@ export function createFeedback<Region extends string>({ regions, progress }: { r
     element.scrollIntoView({ block: 'nearest' })
   }
 
-  /** A countdown from Retry-After that ends in a plain (not red) "try again now". */
-  function countDown(region: Region, seconds: number) {
+  /** A countdown from Retry-After, after `reason`, that ends in a plain (not red) "try again now". */
+  function countDown(region: Region, seconds: number, reason = 'Too many requests in the last minute.') {
     const element = regions[region]
-    const wait = (s: number) => `Too many requests in the last minute. You can try again in ${s} second${s === 1 ? '' : 's'}.`
+    const wait = (s: number) => `${reason} You can try again in ${s} second${s === 1 ? '' : 's'}.`
     // The whole sentence is in place before the region is scrolled into view.
     show(region, wait(seconds))
     countdown = setInterval(() => {
@@ -69,6 +69,9 @@ export function createFeedback<Region extends string>({ regions, progress }: { r
     if (error instanceof DemoQuotaExceededError) {
       const at = new Date(error.resetAt)
       return show(region, `This demo organisation has used its ${error.limit} requests for today. The quota resets at ${at.toLocaleString()} (your local time).`)
+    }
+    if (error instanceof TooManyExportsError) {
+      return countDown(region, error.retryAfterSeconds, 'Other downloads with this token are still running, and only a few may run at once.')
     }
     if (error instanceof RateLimitedError) return countDown(region, error.retryAfterSeconds)
     return show(region, `Something went wrong on the server (HTTP ${status}). Request id: ${body.requestId ?? 'unknown'}.`)

@@ -1,9 +1,10 @@
 import { describe, expect, test } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import {
-  ARTIFACTS, VIEWPORTS, browserSetup, chromiumAvailable, expectAnnounced, expectInViewport, openPage, screenshot, setRange, useToken,
+  ARTIFACTS, VIEWPORTS, browserSetup, chromiumAvailable, expectAnnounced, expectInViewport, openPage, organisationWithManyTickets, screenshot, setRange, useToken,
   type OpenOptions, type ViewportName,
 } from './support.ts'
+import { RawHttpClient, eventually } from '../support/raw-http.ts'
 
 /**
  * Every error an analyst can meet is shown where they look (inside the viewport, at a laptop's
@@ -11,7 +12,7 @@ import {
  * presented as the token in use.
  */
 describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
-  const setup = browserSetup({ server: {}, limited: { rateLimitPerMinute: 2 }, quota: { demoDailyQuota: 2 } })
+  const setup = browserSetup({ server: {}, limited: { rateLimitPerMinute: 2 }, quota: { demoDailyQuota: 2 }, exports: { exportsPerToken: 1 } })
 
   const alert = (page: Page, text: RegExp) => page.getByRole('alert').filter({ hasText: text })
 
@@ -109,6 +110,24 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
         await expectSeen(page, alert(page, /demo organisation has used its 2 requests for today/), `429-demo-quota-${at}`)
         expect(requests.filter((url) => url.includes('/v1/')).length).toBe(3)
         await page.context().close()
+      })
+
+      test('a download while the token already runs as many exports as allowed: the 429 says so and counts down', async () => {
+        const token = organisationWithManyTickets(setup.exports, 100_000, 60)
+        // Another program's export of this token, held open by a reader that does not read.
+        const held = await RawHttpClient.get(setup.exports.base, '/v1/exports/tickets.csv?from=2026-03-01&to=2026-05-29', { Authorization: `Bearer ${token}` }, { paused: true })
+        try {
+          await eventually(() => setup.exports.app.pool.stats().leased === 1, 5000, 'the held export to start')
+          const { page } = await open(setup.exports.base)
+          await useToken(page, token)
+          await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
+          await setRange(page, '2026-03-01', '2026-03-04')
+          await page.getByRole('button', { name: 'Download CSV' }).click()
+          await expectSeen(page, alert(page, /Other downloads with this token are still running.*You can try again in 5 seconds\./), `429-too-many-exports-${at}`)
+          await page.context().close()
+        } finally {
+          held.destroy()
+        }
       })
 
       test('a range over 90 days: the message is next to the dates, announced, and the To field is marked', async () => {

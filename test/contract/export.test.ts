@@ -4,7 +4,7 @@ import { readFileSync, truncateSync, statSync } from 'node:fs'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
 import { standardTickets, writeBulkTickets, writeStructure, writeTickets } from '../support/fixtures.ts'
 import { securitySuite } from '../support/security-suite.ts'
-import { RawHttpClient, eventually } from '../support/raw-http.ts'
+import { RawHttpClient, dechunk, eventually } from '../support/raw-http.ts'
 import { startServerProcess } from '../support/server-process.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 
@@ -180,16 +180,3 @@ describe('an export in progress and the pages of the same organisation', () => {
   })
 })
 
-/** Decodes a chunked transfer-encoded body. */
-function dechunk(body: Buffer): Buffer {
-  const parts: Buffer[] = []
-  let offset = 0
-  for (;;) {
-    const lineEnd = body.indexOf('\r\n', offset)
-    const size = parseInt(body.subarray(offset, lineEnd).toString(), 16)
-    if (!size) break
-    parts.push(body.subarray(lineEnd + 2, lineEnd + 2 + size))
-    offset = lineEnd + 2 + size + 2
-  }
-  return Buffer.concat(parts)
-}

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { ERROR_CODES, ERROR_STATUS } from '../../src/contract/vocabulary.ts'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { Value } from '@sinclair/typebox/value'
 import { startServer, type TestServer } from '../support/harness.ts'
@@ -71,6 +72,10 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(document.paths['/v1/exports/tickets.csv'].get.responses['200'].headers)).toEqual(expect.arrayContaining(['Content-Disposition', 'X-Service-Demo', 'X-Changes-Token']))
     expect(Object.keys(document.paths['/v1/tickets'].get.responses['200'].headers)).toEqual(expect.arrayContaining(['X-Changes-Token']))
     expect(document.components.headers['X-Changes-Token'].schema).toEqual({ type: 'string' })
+    // Every 429 the server can answer has its body among the documented ones.
+    const bodies = document.components.responses.TooManyRequests.content['application/json'].schema.oneOf.map((schema: { $ref: string }) => document.components.schemas[schema.$ref.split('/').pop()!])
+    const codes = bodies.flatMap((body: any) => body.properties.error.enum ?? [body.properties.error.const])
+    expect(codes.sort()).toEqual(ERROR_CODES.filter((code) => ERROR_STATUS[code] === 429).sort())
   })
 
   test('marks required exactly the response headers that are always sent where they are listed', async () => {

@@ -15,7 +15,7 @@ describe('reading while the administration application writes', () => {
   let initialIds: string[]
 
   beforeAll(async () => {
-    server = await startServer({ rateLimitPerMinute: 1_000_000 })
+    server = await startServer({ rateLimitPerMinute: 1_000_000, exportsPerToken: 8 }) // 8 exports of one token at once
     const created = server.seeded({ bulk: { count: 20_000, idPrefix: 'init-', start: '2026-03-01', everySeconds: 30, queueId: 'q_id' } })
     token = created.token
     orgId = created.org.id

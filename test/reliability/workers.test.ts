@@ -184,7 +184,7 @@ describe.skipIf(!available)('WORKERS=2 and separate servers on one Redis', () =>
   }, 60_000)
 
   test('SIGTERM to the parent drains every worker: exports in flight finish whole, then all exit 0', async () => {
-    const workers = await startWorkers({ SHUTDOWN_DRAIN_MS: '20000' })
+    const workers = await startWorkers({ SHUTDOWN_DRAIN_MS: '20000', EXPORTS_PER_TOKEN: '6' }) // 6 exports of one token at once
     const pids = workers.workerPids()
     // Several connections: the kernel spreads them over both workers.
     const path = '/v1/exports/tickets.csv?from=2026-01-01&to=2026-03-31'

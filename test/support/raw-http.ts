@@ -44,6 +44,12 @@ export class RawHttpClient {
     return Buffer.concat(this.chunks).toString('latin1')
   }
 
+  /** The response's body so far, its chunked framing removed (the head and the chunk sizes dropped). */
+  body(): Buffer {
+    const raw = Buffer.concat(this.chunks)
+    return dechunk(raw.subarray(raw.indexOf('\r\n\r\n') + 4))
+  }
+
   /** Whether the response so far ends with the last-chunk marker of a chunked body. */
   endedCleanly(): boolean {
     return this.text().endsWith('\r\n0\r\n\r\n')
@@ -95,4 +101,19 @@ export async function rawExchange(base: string, request: string): Promise<RawRes
     if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim()
   }
   return { status: Number(statusLine.split(' ')[1]), headers, body: end === -1 ? '' : raw.slice(end + 4), raw }
+}
+
+/** The data of a chunked HTTP/1.1 body, up to its last chunk or as far as it goes. */
+export function dechunk(body: Buffer): Buffer {
+  const parts: Buffer[] = []
+  let offset = 0
+  for (;;) {
+    const lineEnd = body.indexOf('\r\n', offset)
+    if (lineEnd === -1) break
+    const size = parseInt(body.subarray(offset, lineEnd).toString(), 16)
+    if (!size) break
+    parts.push(body.subarray(lineEnd + 2, lineEnd + 2 + size))
+    offset = lineEnd + 2 + size + 2
+  }
+  return Buffer.concat(parts)
 }

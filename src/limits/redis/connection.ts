@@ -15,6 +15,14 @@ import { RedisClient } from 'bun'
  * Every script reply starts with a nonce the call sent, checked here: a reply that belongs to
  * another command fails the call and replaces the connection instead of answering with someone
  * else's count.
+ *
+ * Every script call also carries a deadline on Redis's clock, half the command timeout after it
+ * is sent: a command that Redis runs later (it was stopped with SIGSTOP, or the network held
+ * it, and the call has already failed with a 503) changes nothing. Half, so that the reply of a
+ * command run just before its deadline still has time to come back before the call gives up.
+ * Redis's clock is read (`TIME`) when a connection opens, against this process's monotonic
+ * clock; a reply saying "late" that arrives in time means that reading is off (Redis's clock
+ * was stepped), so the connection is replaced and the next one reads it again.
  */
 
 export interface RedisConnectionOptions {
@@ -48,6 +56,8 @@ export class RedisConnection {
   private readonly connectTimeoutMs: number
   private readonly retryDelayMs: number
   private current: RedisClient | undefined
+  /** Redis's clock minus performance.now(), in ms, read when `current` was opened. */
+  private redisClockOffset = 0
   private opening: Promise<RedisClient> | undefined
   private failedUntil = 0
   private lastFailure: Error | undefined
@@ -86,7 +96,10 @@ export class RedisConnection {
    */
   async run(script: RedisScript, keys: string[], args: string[]): Promise<unknown[]> {
     const nonce = (++this.nonces).toString(36)
-    const tail = [String(keys.length), ...keys, nonce, ...args]
+    // The connection first: its clock reading makes the deadline.
+    if (!this.current?.connected) await this.client()
+    const deadline = Math.floor(performance.now() + this.redisClockOffset + this.commandTimeoutMs / 2)
+    const tail = [String(keys.length), ...keys, nonce, String(deadline), ...args]
     let answer: { reply: unknown; client: RedisClient }
     try {
       answer = await this.exchange('EVALSHA', [script.sha, ...tail])
@@ -100,6 +113,10 @@ export class RedisConnection {
       // That client, not whichever is current now: another call may already have replaced it.
       this.discard(client)
       throw new RedisUnavailableError('Redis answered with a reply that belongs to another command; the connection was replaced')
+    }
+    if (reply[1] === 'late') {
+      this.discard(client)
+      throw new RedisUnavailableError("Redis ran the command after its deadline (its clock and this process's disagree); the connection was replaced")
     }
     return reply.slice(1)
   }
@@ -140,10 +157,20 @@ export class RedisConnection {
       this.lastFailure = new RedisUnavailableError(`cannot connect to Redis: ${(error as Error).message}`)
       throw this.lastFailure
     }
+    let offset: number
+    try {
+      offset = await readClockOffset(client, this.connectTimeoutMs)
+    } catch (error) {
+      client.close()
+      this.failedUntil = Date.now() + this.retryDelayMs
+      this.lastFailure = new RedisUnavailableError(`cannot read Redis's clock: ${(error as Error).message}`)
+      throw this.lastFailure
+    }
     if (this.closed) {
       client.close()
       throw new RedisUnavailableError('the Redis connection is closed')
     }
+    this.redisClockOffset = offset
     this.current = client
     return client
   }
@@ -153,6 +180,14 @@ export class RedisConnection {
     if (this.current === client) this.current = undefined
     client.close()
   }
+}
+
+/** Redis's clock (`TIME`, ms) minus performance.now() at the middle of the round trip. */
+async function readClockOffset(client: RedisClient, timeoutMs: number): Promise<number> {
+  const sent = performance.now()
+  const [seconds, micros] = (await bounded(client.send('TIME', []), timeoutMs, 'TIME')) as [string, string]
+  const received = performance.now()
+  return Number(seconds) * 1000 + Number(micros) / 1000 - (sent + received) / 2
 }
 
 /** `promise`, or a rejection once `ms` have passed. */
