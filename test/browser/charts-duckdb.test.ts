@@ -2,9 +2,9 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { DuckDBInstance } from '@duckdb/node-api'
 import { generateTenantData } from '../../src/seed/generator.ts'
 import { openTenant } from '../support/harness.ts'
+import { queryDuckDb } from '../support/duckdb-query.ts'
 import { browserSetup, chromiumAvailable, openPage, setRange, useToken } from './support.ts'
 
 /**
@@ -34,17 +34,6 @@ function docsQueries(): Record<string, string> {
       return [title, statement.replaceAll(`'${DOCS_ZONE}'`, `'${ZONE}'`).replaceAll(`'${DOCS_FROM}'`, `'${FROM}'`).replaceAll(`'${DOCS_TO}'`, `'${TO}'`)]
     }),
   )
-}
-
-async function duckdbRows(file: string, sql: string): Promise<Record<string, unknown>[]> {
-  const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' })
-  const connection = await instance.connect()
-  try {
-    return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[]
-  } finally {
-    connection.closeSync()
-    instance.closeSync()
-  }
 }
 
 describe.skipIf(!chromiumAvailable)('the charts against DuckDB', () => {
@@ -80,7 +69,7 @@ describe.skipIf(!chromiumAvailable)('the charts against DuckDB', () => {
       expect(Object.keys(queries)).toEqual(['Tickets per day', 'Wait by queue', 'Arrivals by hour', 'Outcome by queue'])
 
       const perDay = new Map<string, number>()
-      for (const row of await duckdbRows(file, queries['Tickets per day']!)) perDay.set(`${row.day} ${row.status}`, Number(row.tickets))
+      for (const row of await queryDuckDb(file, queries['Tickets per day']!)) perDay.set(`${row.day} ${row.status}`, Number(row.tickets))
       const statuses = ['WAITING', 'CALLED', 'COMPLETED', 'CANCELED', 'SKIPPED', 'NO_SHOW']
       expect(tables['Tickets per day']!.map((row) => row.slice(0, 7))).toEqual(
         tables['Tickets per day']!.map(([day]) => [day!, ...statuses.map((status) => String(perDay.get(`${day} ${status}`) ?? 0))]),
@@ -88,17 +77,17 @@ describe.skipIf(!chromiumAvailable)('the charts against DuckDB', () => {
       expect(tables['Tickets per day']).toHaveLength(29)
       expect(perDay.size).toBeGreaterThan(29 * 3) // the data fill the days
 
-      const waits = await duckdbRows(file, queries['Wait by queue']!)
+      const waits = await queryDuckDb(file, queries['Wait by queue']!)
       expect(tables['Wait by queue']!.map(([queue, called, median, p90]) => [queue, Number(called), Number(median), Number(p90)])).toEqual(
         waits.map((row) => [String(row.queue), Number(row.called), Number(row.median_min), Number(row.p90_min)]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
       )
 
       const arrivals = new Map<string, number>()
-      for (const row of await duckdbRows(file, queries['Arrivals by hour']!)) arrivals.set(`${row.weekday} ${row.hour}`, Number(row.tickets))
+      for (const row of await queryDuckDb(file, queries['Arrivals by hour']!)) arrivals.set(`${row.weekday} ${row.hour}`, Number(row.tickets))
       expect(tables['Arrivals by hour']).toEqual(Array.from({ length: 24 }, (_, hour) => [String(hour), ...WEEKDAYS.map((_, i) => String(arrivals.get(`${i + 1} ${hour}`) ?? 0))]))
 
       const outcomes = new Map<string, { share: number; ended: number }>()
-      for (const row of await duckdbRows(file, queries['Outcome by queue']!)) outcomes.set(`${row.queue} ${row.status}`, { share: Number(row.share), ended: Number(row.ended) })
+      for (const row of await queryDuckDb(file, queries['Outcome by queue']!)) outcomes.set(`${row.queue} ${row.status}`, { share: Number(row.share), ended: Number(row.ended) })
       for (const [queue, ...cells] of tables['Outcome by queue']!) {
         const shares = ['COMPLETED', 'NO_SHOW', 'CANCELED', 'SKIPPED'].map((status) => outcomes.get(`${queue} ${status}`)?.share ?? 0)
         expect([queue, ...cells.slice(0, 4).map(Number), Number(cells[4])]).toEqual([queue, ...shares, outcomes.get(`${queue} COMPLETED`)!.ended])
