@@ -9,10 +9,13 @@ export interface CursorPosition {
 }
 
 /**
- * Longer than any cursor made here for ticket ids of up to 2,000 characters (the position is a
- * 24-character instant and the id); a longer one is refused before anything is decoded.
+ * A longer cursor is refused before anything is decoded. A cursor travels in the request line,
+ * which the pipeline bounds at 16 KiB (http/request-head.ts); this leaves room for the rest of
+ * the request and still holds every cursor made here for a ticket id of up to about 8,900 bytes
+ * of UTF-8 (the position is the id and a 24-character instant, base64url: 4/3 of its bytes), so
+ * that a next page's cursor is never refused.
  */
-const MAX_CURSOR_LENGTH = 3000
+const MAX_CURSOR_LENGTH = 12_000
 
 /**
  * Opaque pagination cursors: `base64url(position) . base64url(HMAC)`, a signed value
