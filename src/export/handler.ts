@@ -61,8 +61,9 @@ export function exportHandler(deps: ExportDeps) {
           chars: stats.chars,
           durationMs: Math.round(performance.now() - startedAt),
         }
-        // Before the stream closes (onEnd runs first): the kept-alive connection is closed when idle again.
-        if (outcome === 'complete') deps.idleTimeout?.restore(request)
+        // Before the stream closes (onEnd runs first), however it ended: a connection kept alive
+        // afterwards (after a whole file, or a HEAD whose body was never read) is closed when idle again.
+        deps.idleTimeout?.restore(request)
         if (outcome === 'failed') deps.logger.error('export_failed', { ...fields, error: String(stats.error) })
         else deps.logger.info('export_ended', fields)
         metrics.exportEnded()

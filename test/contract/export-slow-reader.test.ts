@@ -42,4 +42,15 @@ describe('an export whose reader pauses, over real TCP', () => {
     // timeout was given back before its last byte.
     await pausing.closed
   }, 40_000)
+
+  test('a HEAD of the export leaves its kept-alive connection with the idle timeout: closed when idle', async () => {
+    const head = await RawHttpClient.get(server.base, path, { Authorization: `Bearer ${token}` }, { method: 'HEAD' })
+    await eventually(() => head.text().includes('\r\n\r\n'), 5000, 'the HEAD answer')
+    expect(head.text()).toStartWith('HTTP/1.1 200')
+    await eventually(() => server.logger.lines.some((l) => l.includes('export_ended') && l.includes('"cancelled"')), 5000, 'the export to end')
+    // Closed by the server at its next idle tick (1 s, applied every ~4 s), not kept for ever.
+    const closedByServer = await Promise.race([head.closed.then(() => true), Bun.sleep(12_000).then(() => false)])
+    head.destroy()
+    expect(closedByServer).toBe(true)
+  }, 30_000)
 })

@@ -20,13 +20,13 @@ export class RawHttpClient {
     socket.on('error', () => undefined)
   }
 
-  static async get(base: string, path: string, headers: Record<string, string>, options: { paused?: boolean } = {}): Promise<RawHttpClient> {
+  static async get(base: string, path: string, headers: Record<string, string>, options: { paused?: boolean; method?: string } = {}): Promise<RawHttpClient> {
     const url = new URL(base)
     const socket = connect({ host: url.hostname, port: Number(url.port) })
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
     const client = new RawHttpClient(socket)
     const host = Object.keys(headers).some((k) => k.toLowerCase() === 'host') ? [] : [`Host: ${url.host}`]
-    const lines = [`GET ${path} HTTP/1.1`, ...host, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', '']
+    const lines = [`${options.method ?? 'GET'} ${path} HTTP/1.1`, ...host, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', '']
     socket.write(lines.join('\r\n'))
     if (options.paused) socket.pause()
     return client
