@@ -52,6 +52,25 @@ describe.skipIf(!redisAvailable())('requests refused during a Redis stall', () =
     expect(await remaining()).toBe('57')
   })
 
+  test('a give-back sent while Redis is stopped takes the request back once Redis runs it', async () => {
+    // What a demo organisation's request meets when Redis stalls between its window and its day:
+    // the window counted it, the answer is 503, and the window must give it back, late or not.
+    const limits = redisLimits({ url: redis.url, limit: 60, dailyQuota: 50, keyPrefix: 'giveback:', connection: { commandTimeoutMs: 300, connectTimeoutMs: 300 } })
+    try {
+      const decision = await limits.limiter.consume('tok')
+      expect(redis.cli('ZCARD', 'giveback:window:tok')).toBe('1')
+      redis.pause()
+      try {
+        await expect(decision.release!()).rejects.toThrow()
+      } finally {
+        redis.resume()
+      }
+      await eventually(() => redis.cli('ZCARD', 'giveback:window:tok') === '0', 5000, 'the late give-back to run')
+    } finally {
+      await limits.limiter.close()
+    }
+  })
+
   test('a script run after its deadline changes nothing and says so', () => {
     const past = '1000' // 1970: long gone on any clock
     expect(redis.cli('EVAL', WINDOW_SCRIPT.source, '1', 'late:window', 'n1', past, 'consume', '5', '60000', 'm1')).toBe('n1\nlate')

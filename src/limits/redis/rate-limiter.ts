@@ -57,7 +57,8 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   private async call(mode: 'consume' | 'peek' | 'release', key: string, member: string): Promise<[boolean, WindowState]> {
-    const [counted, count, now, newest, blocking] = await this.redis.run(WINDOW_SCRIPT, [this.keyPrefix + key], [mode, String(this.limit), String(this.windowMs), member])
+    const args = [mode, String(this.limit), String(this.windowMs), member]
+    const [counted, count, now, newest, blocking] = await this.redis.run(WINDOW_SCRIPT, [this.keyPrefix + key], args, { lateIsHarmless: mode === 'release' })
     const state = describeWindow({
       limit: this.limit,
       windowMs: this.windowMs,
