@@ -1,5 +1,6 @@
 import type { Server } from 'bun'
 import type { Logger } from '../logger.ts'
+import { requestTarget } from '../http/request-target.ts'
 
 /** The Prometheus text exposition format, version 0.0.4 (what prom-client writes). */
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
@@ -28,7 +29,8 @@ export function startMetricsListener(options: MetricsListenerOptions): Server<un
     // Never shared with another process by accident (see http/port-in-use.ts).
     reusePort: false,
     async fetch(request) {
-      const path = new URL(request.url).pathname
+      // Not `new URL(request.url)`: without a usable Host, Bun's request.url is not an absolute URL.
+      const path = requestTarget(request.url).split('?')[0]
       if (path !== '/metrics') return plain(404, 'Not found: this listener serves GET /metrics only.\n')
       if (request.method !== 'GET') return plain(405, 'Only GET is allowed on /metrics.\n', { Allow: 'GET' })
       try {

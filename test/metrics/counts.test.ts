@@ -5,6 +5,7 @@ import type { DemoQuota, RateLimiter } from '../../src/limits/types.ts'
 import { configWith } from '../../src/config/config.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { requestCounts, startMeteredServer, valueOf, type MeteredServer } from './support.ts'
+import { rawExchange } from '../support/raw-http.ts'
 
 /**
  * The metrics count exactly what the service answered (docs/operations.md#metrics): a test makes
@@ -186,6 +187,16 @@ describe('the metrics listener', () => {
     const post = await fetch(server.metricsUrl, { method: 'POST' })
     expect(post.status).toBe(405)
     expect(post.headers.get('allow')).toBe('GET')
+  })
+
+  test('a scrape without a Host header (HTTP/1.0), or with a broken one, is answered, not a 500', async () => {
+    const base = server.metricsUrl.replace('/metrics', '')
+    for (const host of ['', 'Host: [::1\r\n']) {
+      const answer = await rawExchange(base, `GET /metrics HTTP/1.0\r\n${host}\r\n`)
+      expect(answer.status).toBe(200)
+      expect(answer.body).toContain('# TYPE queue_api_requests_total counter')
+    }
+    expect((await rawExchange(base, 'GET /other HTTP/1.0\r\n\r\n')).status).toBe(404)
   })
 
   test('no label holds a token, an organisation id or a value a caller chose', async () => {
