@@ -71,7 +71,7 @@ export function createFeedback<Region extends string>({ regions, progress }: { r
       return show(region, `This demo organisation has used its ${error.limit} requests for today. The quota resets at ${at.toLocaleString()} (your local time).`)
     }
     if (error instanceof TooManyExportsError) {
-      return countDown(region, error.retryAfterSeconds, 'Other downloads with this token are still running, and only a few may run at once.')
+      return countDown(region, error.retryAfterSeconds, 'Other downloads are still running, with this token or on the server, and only a few may run at once.')
     }
     if (error instanceof RateLimitedError) return countDown(region, error.retryAfterSeconds)
     return show(region, `Something went wrong on the server (HTTP ${status}). Request id: ${body.requestId ?? 'unknown'}.`)

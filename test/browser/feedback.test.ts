@@ -123,7 +123,7 @@ describe.skipIf(!chromiumAvailable)('feedback on the export page', () => {
           await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
           await setRange(page, '2026-03-01', '2026-03-04')
           await page.getByRole('button', { name: 'Download CSV' }).click()
-          await expectSeen(page, alert(page, /Other downloads with this token are still running.*You can try again in 5 seconds\./), `429-too-many-exports-${at}`)
+          await expectSeen(page, alert(page, /Other downloads are still running, with this token or on the server.*You can try again in 5 seconds\./), `429-too-many-exports-${at}`)
           await page.context().close()
         } finally {
           held.destroy()
