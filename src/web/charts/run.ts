@@ -49,13 +49,17 @@ async function rebuild(failure: WorkerFailure): Promise<unknown> {
 }
 
 /**
+ * The worker of the last charts that ended well, kept for the next (it has its scripts loaded).
+ * Module state on purpose: this is the page's own code, one page per tab, and a worker outlives
+ * any one computation.
+ */
+let idle: Worker | null = null
+
+/**
  * Computes the charts' numbers in a worker. Resolves with them and the last answer's
  * rate-limit headers; rejects with ChartsFailed. `signal` cancels: the worker aborts the
  * export (the server releases its statement) and is then ended.
  */
-/** The worker of the last charts that ended well, kept for the next (it has its scripts loaded). */
-let idle: Worker | null = null
-
 export function computeCharts(request: ChartsRequest, onProgress: (progress: ChartsProgress) => void, signal: AbortSignal): Promise<{ numbers: ChartNumbers; limitHeaders: Headers }> {
   const worker = idle ?? new Worker('/assets/charts-worker.js', { type: 'module', name: 'charts' })
   idle = null
@@ -70,6 +74,8 @@ export function computeCharts(request: ChartsRequest, onProgress: (progress: Cha
     }
     const cancel = () => send({ type: 'cancel' })
     signal.addEventListener('abort', cancel, { once: true })
+    // Cancelled before it began: the worker is told at once, after its start below.
+    if (signal.aborted) queueMicrotask(cancel)
     worker.onerror = (event) => {
       finish(false)
       reject(new ChartsFailed(new Error(`the charts worker failed: ${event.message}`), new Headers()))
