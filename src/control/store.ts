@@ -397,7 +397,7 @@ export class ControlStore {
 
   /** The newest day any process has counted a demo request on (YYYY-MM-DD), or '' when none. */
   latestDemoQuotaDay(): string {
-    const row = this.db.query('SELECT max(day) AS day FROM demo_quota_usage').get() as { day: string | null }
+    const row = this.use((connection) => connection.db.query('SELECT max(day) AS day FROM demo_quota_usage').get()) as { day: string | null }
     return row.day ?? ''
   }
 

@@ -6,7 +6,7 @@ import type { QuotaState, WindowDecision, WindowState } from './types.ts'
  * rate-limit headers made of them.
  */
 
-const DAY_MS = 86_400_000
+export const DAY_MS = 86_400_000
 
 /**
  * What a sliding window of `limit` requests per `windowMs` tells a client at `now`, from the

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts'
 import { isBusyError, type ControlStore } from '../control/store.ts'
-import { quotaState, utcDay } from './state.ts'
+import { DAY_MS, quotaState, utcDay } from './state.ts'
 import type { DemoQuota, QuotaState } from './types.ts'
 
 /**
@@ -54,11 +54,14 @@ export class StoredDemoQuota implements DemoQuota {
    * A wall clock stepped back across midnight would otherwise find yesterday's counters pruned
    * and hand out that day's quota a second time; instead the newer day goes on until the wall
    * clock reaches its end (its resetAt is then more than a day ahead, which is the truth).
+   * A counted day more than a day ahead of the wall clock was made by a clock set wrong (a
+   * step back is a correction of at most a leap or a drift, not of days): following it would
+   * give one quota for all the days until then, so the wall clock's day is taken instead.
    */
   private today(now: number): string {
     this.latestDay ??= this.store.latestDemoQuotaDay()
     const day = utcDay(now)
-    if (day > this.latestDay) this.latestDay = day
+    if (day > this.latestDay || this.latestDay > utcDay(now + DAY_MS)) this.latestDay = day
     return this.latestDay
   }
 

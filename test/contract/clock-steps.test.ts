@@ -89,4 +89,27 @@ describe('wall-clock steps and the demo day', () => {
       data.cleanup()
     }
   })
+
+  test('a day counted by a clock set days ahead is not followed once the clock is put right', async () => {
+    const clock = new ManualClock(Date.parse('2026-03-10T12:00:00.000Z'))
+    const data = tempDataDir()
+    let server = await startServer({ demoDailyQuota: 2 }, { clock, dataDir: data.dir })
+    try {
+      const { token } = server.organisation({ plan: 'demo' })
+      clock.jump(30 * 86_400_000) // set wrong: 9 April
+      expect((await get(server, token)).status).toBe(200)
+      clock.jump(-30 * 86_400_000) // put right: 10 March
+      // 10 March's own quota, not what is left of 9 April's until April comes.
+      const first = await get(server, token)
+      expect(first.status).toBe(200)
+      expect(first.current).toContain('"day";r=1;t=43200')
+      // And so after a restart, which reads the newest counted day from control.sqlite.
+      await server.close()
+      server = await startServer({ demoDailyQuota: 2 }, { clock, dataDir: data.dir })
+      expect((await get(server, token)).current).toContain('"day";r=0;t=43200')
+    } finally {
+      await server.close()
+      data.cleanup()
+    }
+  })
 })
