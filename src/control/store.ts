@@ -192,6 +192,13 @@ export class ControlStore {
    * created here (that is a restore half done), it is unavailable. Throws the 503 when the file
    * cannot be read.
    */
+  /**
+   * The connection to the file now at the path. A new inode is a file restored by rename; a
+   * changed size or mtime on the same inode may be a restore by copy over it, which a connection
+   * would not notice either, so it too reopens. Ordinary writes change them as well (a WAL
+   * checkpoint every thousand pages or so): the cost is then a reopen and an empty token cache
+   * now and then, which buys never serving from a file that is no longer the one on disk.
+   */
   private current(): ControlConnection {
     const identity = fileIdentity(this.path)
     if (this.connection && identity === this.openedIdentity) return this.connection
