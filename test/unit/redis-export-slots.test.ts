@@ -57,24 +57,37 @@ describe.skipIf(!available)('Redis export slots', () => {
   test("a holder refreshes its slot while it runs; a dead holder's slot expires and is claimed again", async () => {
     const keyPrefix = freshPrefix()
     const tokenKey = `${keyPrefix}exports:token:a`
-    const holdMs = 400
-    const holder = connect()
-    const alive = new RedisExportSlots(holder, { perToken: 1, max: 10, keyPrefix, holdMs, refreshEveryMs: 50 })
-    const other = new RedisExportSlots(connect(), { perToken: 1, max: 10, keyPrefix, holdMs })
-    await alive.claim('a')
-    const firstExpiry = Number(redis.cli('ZRANGE', tokenKey, '0', '0', 'WITHSCORES').split('\n')[1])
-    // Past the first expiry on Redis's clock the live holder still holds it: it was refreshed.
-    await eventually(() => redisNow() > firstExpiry + 50, 5000, "Redis's clock past the first expiry")
+    const options = { perToken: 2, max: 10, keyPrefix, holdMs: 400, refreshEveryMs: 50 }
+    const dyingConnection = connect()
+    const alive = new RedisExportSlots(connect(), options)
+    const dying = new RedisExportSlots(dyingConnection, options)
+    const other = new RedisExportSlots(connect(), options)
+    const aliveGiveBack = await alive.claim('a')
+    await dying.claim('a')
+    const firstExpiries = redis.cli('ZRANGE', tokenKey, '0', '-1', 'WITHSCORES').split('\n').filter((_, i) => i % 2 === 1).map(Number)
+    // Past both first expiries on Redis's clock the live holders still hold theirs: refreshed.
+    await eventually(() => redisNow() > Math.max(...firstExpiries) + 50, 5000, "Redis's clock past the first expiries")
     expect((await refusal(other.claim('a'))).errorCode).toBe('too_many_exports')
-    // The holder dies (its connection gone, as with a killed worker): nothing refreshes the slot,
-    // and a claim after its expiry drops it and takes the slot.
-    holder.close()
-    const taken = await claimSoon(other, 'a', 5000)
-    expect(redis.cli('ZCARD', tokenKey)).toBe('1')
-    expect(redis.cli('ZCARD', `${keyPrefix}exports:all`)).toBe('1')
+    // One holder dies (its connection gone, as with a killed worker): nothing refreshes its slot,
+    // and a claim after its expiry drops it and takes the slot, while the live holder (which
+    // keeps the keys from expiring as a whole) keeps its own.
+    dyingConnection.close()
+    const taken = await claimSoon(other, 'a', 3000)
+    expect(redis.cli('ZCARD', tokenKey)).toBe('2')
+    expect(redis.cli('ZCARD', `${keyPrefix}exports:all`)).toBe('2')
+    expect((await refusal(other.claim('a'))).errorCode).toBe('too_many_exports')
     taken()
-    // The keys expire with their latest member: nothing is left for ever.
-    await eventually(() => redis.cli('EXISTS', tokenKey) === '0', 5000, 'the emptied key to go')
+    aliveGiveBack()
+    await eventually(() => redis.cli('EXISTS', tokenKey, `${keyPrefix}exports:all`) === '0', 5000, 'the emptied keys to go')
+  })
+
+  test('a key expires with its latest member: the slots of a process that died leave nothing for ever', async () => {
+    const keyPrefix = freshPrefix()
+    const connection = connect()
+    await new RedisExportSlots(connection, { perToken: 2, max: 10, keyPrefix, holdMs: 300, refreshEveryMs: 100 }).claim('a')
+    connection.close()
+    expect(Number(redis.cli('PTTL', `${keyPrefix}exports:token:a`))).toBeGreaterThan(0)
+    await eventually(() => redis.cli('EXISTS', `${keyPrefix}exports:token:a`, `${keyPrefix}exports:all`) === '0', 5000, 'the keys to expire')
   })
 
   test('a claim Redis runs after its deadline takes nothing; a give-back has no deadline', () => {
