@@ -24,7 +24,6 @@ import { ticketsHandler } from './tickets/handler.ts'
 import { exportHandler } from './export/handler.ts'
 import { noMetrics, type MetricsRecorder } from './metrics/recorder.ts'
 import { metricsObserver } from './metrics/observer.ts'
-import { ExportSlots } from './export/export-slots.ts'
 import { DEFAULT_IDLE_TIMEOUT_SECONDS, serverIdleTimeout } from './http/idle-timeout.ts'
 
 export interface AppDeps {
@@ -112,7 +111,7 @@ export function createApp(deps: AppDeps): App {
         logger,
         metrics,
       }),
-      exportSlots: new ExportSlots({ perToken: config.exportsPerToken, max: config.exportsMax }),
+      exportSlots: limits.exportSlots,
     }),
   ]
   for (const { path, handler } of routes) pipeline.route(path, handler)

@@ -27,11 +27,13 @@ export interface Admission {
 
 /**
  * Something a route takes for the request once its token is accepted (402 passed) and before
- * the window counts it, such as an export's slot: throws the ApiError that refuses the request
- * (answered with the window's headers, uncounted), or returns the function that gives it back.
- * The gate gives it back when a later check refuses the request; otherwise the route does.
+ * the window counts it, such as an export's slot: rejects with the ApiError that refuses the
+ * request (answered with the window's headers, uncounted), or resolves to the function that
+ * gives it back. Any other rejection means the limits cannot be reached: 503
+ * limits_unavailable, as for the window. The gate gives it back when a later check refuses the
+ * request; otherwise the route does.
  */
-export type Claim = (caller: Caller) => () => void
+export type Claim = (caller: Caller) => Promise<() => void>
 
 export interface Gate {
   /**
@@ -79,17 +81,25 @@ export function createGate(deps: GateDeps): Gate {
     }
 
     if (!claim) return count(caller)
-    let giveBack: () => void
-    try {
-      giveBack = claim(caller)
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error
+    // A refusal is an answer of the engine, not an outage: only other failures become 503.
+    const claimed = await outage.guard(() =>
+      claim(caller).then(
+        (giveBack) => ({ giveBack }),
+        (error: unknown) => {
+          if (error instanceof ApiError) return { refused: error }
+          throw error
+        },
+      ),
+    )
+    if ('refused' in claimed) {
+      const { refused } = claimed
       // Refused before the window: like any 429 it consumes nothing, and shows the window (and
       // a demo organisation's day) uncounted, as a 402 does.
       const window = await outage.guard(() => limiter.peek(token.tokenId))
       const day = demo ? await outage.guard(() => quota.peek(token.organisationId)) : undefined
-      throw new ApiError(error.errorCode, error.message, error.extra, { ...headersOf(window, day), ...error.headers })
+      throw new ApiError(refused.errorCode, refused.message, refused.extra, { ...headersOf(window, day), ...refused.headers })
     }
+    const { giveBack } = claimed
     try {
       return await count(caller)
     } catch (error) {

@@ -33,7 +33,7 @@ export function v1Routes(handlers: V1Handlers): Route[] {
 function withExportSlot(gate: Gate, slots: ExportSlots, handler: Handler<AdmittedContext>): Handler {
   return async (context) => {
     let giveBack = () => {}
-    const claim: Claim = (caller) => (giveBack = slots.claim(caller.tokenId))
+    const claim: Claim = async (caller) => (giveBack = await slots.claim(caller.tokenId))
     const admitted = await admit(gate, context, claim)
     try {
       const response = await handler(admitted)

@@ -4,10 +4,16 @@
  * Every implementation passes test/support/limits-suite.ts.
  */
 
-/** The per-token minute window and the demo organisations' daily quota, as the gate uses them. */
+import type { ExportSlots } from '../export/export-slots.ts'
+
+/**
+ * The per-token minute window and the demo organisations' daily quota, as the gate uses them,
+ * and the exports running at once (src/export/export-slots.ts), all in one engine.
+ */
 export interface Limits {
   limiter: RateLimiter
   quota: DemoQuota
+  exportSlots: ExportSlots
 }
 
 /*

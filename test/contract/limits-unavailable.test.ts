@@ -27,7 +27,7 @@ describe('the limits fail closed: 503 limits_unavailable', () => {
     server = await startServer({}, {
       limits: (store, clock) => {
         const limits = createLimits(configWith({ dataDir: store.dataDir }), { store, clock })
-        return { limiter: breakable<RateLimiter>(limits.limiter, limiterDown), quota: breakable<DemoQuota>(limits.quota, quotaDown) }
+        return { ...limits, limiter: breakable<RateLimiter>(limits.limiter, limiterDown), quota: breakable<DemoQuota>(limits.quota, quotaDown) }
       },
     })
     paid = server.seeded().token

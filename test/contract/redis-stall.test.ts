@@ -17,7 +17,7 @@ describe.skipIf(!redisAvailable())('requests refused during a Redis stall', () =
   beforeAll(async () => {
     redis = await startRedis()
     server = await startServer({}, {
-      limits: () => redisLimits({ url: redis.url, limit: 60, dailyQuota: 50, connection: { commandTimeoutMs: 300, connectTimeoutMs: 300 } }),
+      limits: () => redisLimits({ url: redis.url, limit: 60, dailyQuota: 50, exports: { perToken: 2, max: 32 }, connection: { commandTimeoutMs: 300, connectTimeoutMs: 300 } }),
     })
   })
   afterAll(async () => {

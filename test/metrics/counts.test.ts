@@ -35,7 +35,7 @@ beforeAll(async () => {
     {
       limits: (store, clock) => {
         const limits = createLimits(configWith({ dataDir: store.dataDir, rateLimitPerMinute: RATE_LIMIT, demoDailyQuota: DEMO_QUOTA }), { store, clock })
-        return { limiter: breakable<RateLimiter>(limits.limiter), quota: breakable<DemoQuota>(limits.quota) }
+        return { ...limits, limiter: breakable<RateLimiter>(limits.limiter), quota: breakable<DemoQuota>(limits.quota) }
       },
     },
   )

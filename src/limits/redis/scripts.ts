@@ -76,3 +76,68 @@ if used > limit then
 end
 return {ARGV[1], 1, used, now}
 `)
+
+/**
+ * The exports running at once (docs/operations.md#the-running-exports-in-redis): a sorted set
+ * per token in KEYS[1] and one for all tokens in KEYS[2], one member per running export (unique
+ * across processes), scored by the time on Redis's clock when its slot expires unless its holder
+ * refreshes it. A process that dies holding slots stops refreshing them, and the next claim
+ * drops them once expired; each key expires with its latest member.
+ */
+const EXPIRE_WITH_LATEST = `
+local function expireWithLatest(key)
+  local latest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
+  if latest then redis.call('PEXPIREAT', key, latest) end
+end`
+
+/**
+ * Claims a slot. ARGV: nonce, deadline, per-token limit, limit in all, hold in ms, member.
+ * Drops the expired members, then adds the member to both sets if the token and all tokens
+ * are under their limits; a refused claim adds nothing.
+ * Returns {nonce, 'ok' | 'token' | 'all', running}: the token's running exports (counting this
+ * one when taken), or those in all when the global limit refused it.
+ */
+export const CLAIM_EXPORT_SCRIPT = redisScript(`${ON_TIME}${EXPIRE_WITH_LATEST}
+local tokenKey, allKey = KEYS[1], KEYS[2]
+local perToken, max, hold, member = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+redis.call('ZREMRANGEBYSCORE', tokenKey, '-inf', now)
+redis.call('ZREMRANGEBYSCORE', allKey, '-inf', now)
+local mine = redis.call('ZCARD', tokenKey)
+if mine >= perToken then return {ARGV[1], 'token', mine} end
+local all = redis.call('ZCARD', allKey)
+if all >= max then return {ARGV[1], 'all', all} end
+redis.call('ZADD', tokenKey, now + hold, member)
+redis.call('ZADD', allKey, now + hold, member)
+expireWithLatest(tokenKey)
+expireWithLatest(allKey)
+return {ARGV[1], 'ok', mine + 1}
+`)
+
+/**
+ * Moves a held slot's expiry to `hold` ms from now. ARGV: nonce, deadline, hold in ms, member.
+ * A member already given back or dropped is not added again.
+ * Returns {nonce, held (0|1)}.
+ */
+export const REFRESH_EXPORT_SCRIPT = redisScript(`${ON_TIME}${EXPIRE_WITH_LATEST}
+local hold, member = tonumber(ARGV[3]), ARGV[4]
+local held = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('ZSCORE', key, member) then
+    redis.call('ZADD', key, now + hold, member)
+    expireWithLatest(key)
+    held = 1
+  end
+end
+return {ARGV[1], held}
+`)
+
+/**
+ * Gives a slot back. ARGV: nonce, deadline (ignored), member. No deadline on purpose: the member
+ * is unique, so removing it late is still right, while skipping it would keep the slot taken
+ * until it expires.
+ * Returns {nonce, 'released'}.
+ */
+export const RELEASE_EXPORT_SCRIPT = redisScript(`
+for _, key in ipairs(KEYS) do redis.call('ZREM', key, ARGV[3]) end
+return {ARGV[1], 'released'}
+`)
