@@ -94,10 +94,11 @@ export function createGate(deps: GateDeps): Gate {
     if ('refused' in claimed) {
       const { refused } = claimed
       // Refused before the window: like any 429 it consumes nothing, and shows the window (and
-      // a demo organisation's day) uncounted, as a 402 does.
-      const window = await outage.guard(() => limiter.peek(token.tokenId))
-      const day = demo ? await outage.guard(() => quota.peek(token.organisationId)) : undefined
-      throw new ApiError(refused.errorCode, refused.message, refused.extra, { ...headersOf(window, day), ...refused.headers })
+      // a demo organisation's day) uncounted, as a 402 does, and like a 402 it is answered even
+      // when the limits cannot be read just then, only without them.
+      const window = await outage.guard(() => limiter.peek(token.tokenId)).catch(() => undefined)
+      const day = window && demo ? await outage.guard(() => quota.peek(token.organisationId)).catch(() => undefined) : undefined
+      throw new ApiError(refused.errorCode, refused.message, refused.extra, { ...(window ? headersOf(window, day) : {}), ...refused.headers })
     }
     const { giveBack } = claimed
     try {

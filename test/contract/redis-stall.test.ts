@@ -55,7 +55,7 @@ describe.skipIf(!redisAvailable())('requests refused during a Redis stall', () =
   test('a give-back sent while Redis is stopped takes the request back once Redis runs it', async () => {
     // What a demo organisation's request meets when Redis stalls between its window and its day:
     // the window counted it, the answer is 503, and the window must give it back, late or not.
-    const limits = redisLimits({ url: redis.url, limit: 60, dailyQuota: 50, keyPrefix: 'giveback:', connection: { commandTimeoutMs: 300, connectTimeoutMs: 300 } })
+    const limits = redisLimits({ url: redis.url, limit: 60, dailyQuota: 50, keyPrefix: 'giveback:', exports: { perToken: 2, max: 32 }, connection: { commandTimeoutMs: 300, connectTimeoutMs: 300 } })
     try {
       const decision = await limits.limiter.consume('tok')
       expect(redis.cli('ZCARD', 'giveback:window:tok')).toBe('1')
