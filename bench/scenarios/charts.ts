@@ -16,10 +16,10 @@ interface HeapUsage {
  * DevTools protocol (a dedicated worker has a heap of its own, where the charts' rows pass): the
  * peak JS heap, and the peak of the JS heap with ArrayBuffers (the waits' typed arrays).
  */
-async function heapSampler(page: Page): Promise<{ reset(): void; peak(): { heap: number; withBuffers: number }; stop(): Promise<void> }> {
+async function heapSampler(page: Page): Promise<{ reset(): void; peak(): { heap: number; withBuffers: number }; retained(): Promise<number>; stop(): Promise<void> }> {
   const cdp: CDPSession = await page.context().newCDPSession(page)
   const workers = new Set<string>()
-  const pending = new Map<number, (usage: HeapUsage) => void>()
+  const pending = new Map<number, (result: HeapUsage) => void>()
   let nextId = 1
   cdp.on('Target.attachedToTarget', (event) => {
     if (event.targetInfo.type === 'worker') workers.add(event.sessionId)
@@ -30,17 +30,18 @@ async function heapSampler(page: Page): Promise<{ reset(): void; peak(): { heap:
     if (message.id !== undefined) pending.get(message.id)?.(message.result ?? { usedSize: 0 })
   })
   await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false })
-  const workerHeap = (sessionId: string) =>
+  const workerSend = (sessionId: string, method: string) =>
     new Promise<HeapUsage>((resolve) => {
       const id = nextId++
-      const timer = setTimeout(() => resolve({ usedSize: 0 }), 1000) // a worker that ended meanwhile
+      const timer = setTimeout(() => resolve({ usedSize: 0 }), method === 'Runtime.getHeapUsage' ? 1000 : 10_000) // a worker that ended meanwhile
       pending.set(id, (usage) => {
         clearTimeout(timer)
         pending.delete(id)
         resolve(usage)
       })
-      cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method: 'Runtime.getHeapUsage' }) }).catch(() => resolve({ usedSize: 0 }))
+      cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method }) }).catch(() => resolve({ usedSize: 0 }))
     })
+  const workerHeap = (sessionId: string) => workerSend(sessionId, 'Runtime.getHeapUsage')
   let peak = { heap: 0, withBuffers: 0 }
   let stopped = false
   const loop = (async () => {
@@ -55,6 +56,16 @@ async function heapSampler(page: Page): Promise<{ reset(): void; peak(): { heap:
   return {
     reset: () => (peak = { heap: 0, withBuffers: 0 }),
     peak: () => peak,
+    /**
+     * A diagnostic, never a target: the JS heap (page + worker) still in use after a full
+     * collection forced in each, i.e. what is really kept, as opposed to garbage not yet collected.
+     */
+    retained: async () => {
+      await cdp.send('HeapProfiler.collectGarbage')
+      await Promise.all([...workers].map((sessionId) => workerSend(sessionId, 'HeapProfiler.collectGarbage')))
+      const all = [(await cdp.send('Runtime.getHeapUsage')) as HeapUsage, ...(await Promise.all([...workers].map(workerHeap)))]
+      return all.reduce((sum, usage) => sum + usage.usedSize, 0)
+    },
     stop: async () => {
       stopped = true
       await loop
@@ -126,14 +137,18 @@ export const charts: Scenario = {
       await page.getByText(/is in use for this tab/).waitFor()
       const sampler = await heapSampler(page)
       const firstDay = Date.parse(big.range1m.from)
-      const heaps: Record<string, number[]> = {}
-      const withBuffers: Record<string, number[]> = {}
-      for (const [label, days] of [['~100k', 8], ['~1M', 90]] as const) {
+      const sizes = [['~100k', 8], ['~1M', 90]] as const
+      const rangeOf = (days: number) => {
         const from = new Date(firstDay).toISOString().slice(0, 10)
         const to = new Date(firstDay + (days - 1) * DAY_MS).toISOString().slice(0, 10)
+        return { from, to, path: `/v1/exports/tickets.csv?from=${from}&to=${new Date(firstDay + days * DAY_MS).toISOString().slice(0, 10)}` }
+      }
+      const heaps: Record<string, number[]> = {}
+      const withBuffers: Record<string, number[]> = {}
+      for (const [label, days] of sizes) {
+        const { from, to, path } = rangeOf(days)
         await page.locator('#from').fill(from)
         await page.locator('#to').fill(to)
-        const path = `/v1/exports/tickets.csv?from=${from}&to=${new Date(firstDay + days * DAY_MS).toISOString().slice(0, 10)}`
         await downloadOnce(page, path, token) // warm-up: the file's pages in the OS cache
         const drawn: number[] = []
         const downloads: number[] = []
@@ -164,6 +179,16 @@ export const charts: Scenario = {
         unit: 'MB',
         baseline: { name: 'the same at ~100k', value: summarise(withBuffers['~100k']!) },
       })
+      // The diagnostic after every peak is measured, in one extra run per size, so that no forced
+      // collection changes the state any measured run starts from.
+      for (const [, days] of sizes) {
+        const { from, to } = rangeOf(days)
+        await page.locator('#from').fill(from)
+        await page.locator('#to').fill(to)
+        await chartsOnce(page)
+        const tickets = Number((await page.locator('#charts-summary').textContent())!.replace(/,/g, '').match(/^(\d+)/)![1])
+        report.record({ figure: `charts of ${days} days (${tickets} tickets): JS heap of the tab retained after a forced collection at the end (diagnostic)`, value: summarise([(await sampler.retained()) / 1e6]), unit: 'MB' })
+      }
       await sampler.stop()
     } finally {
       await browser.close()

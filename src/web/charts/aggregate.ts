@@ -58,7 +58,10 @@ class NumberColumn {
 }
 
 const STATUS_INDEX = new Map<string, number>(TICKET_STATUSES.map((status, i) => [status, i]))
-const OUTCOME_INDEX = new Map<string, number>(OUTCOMES.map((status, i) => [status, i]))
+/** A status's outcome index (OUTCOMES order) by its TICKET_STATUSES index; -1 for a status that is no outcome. */
+const OUTCOME_OF_STATUS = TICKET_STATUSES.map((status) => (OUTCOMES as readonly string[]).indexOf(status))
+const HOUR_MS = 3_600_000
+const DAY_MS = 86_400_000
 
 export class ChartAggregator {
   private readonly perDay = new Map<DayNumber, number[]>()
@@ -80,21 +83,35 @@ export class ChartAggregator {
 
   /** One ticket: its status, queue, and creation and call instants (epoch ms; null when never called). */
   add(status: string, queueId: string, createdMs: number, calledMs: number | null): void {
+    this.addTicket(STATUS_INDEX.get(status) ?? -1, this.queueName(queueId), createdMs, calledMs)
+  }
+
+  /** The name a queue id is counted under. */
+  queueName(queueId: string): string {
+    return this.queueNames.get(queueId) ?? queueId
+  }
+
+  /**
+   * add, with the status as its TICKET_STATUSES index (-1 for one not known) and the queue as
+   * its name: what the worker has without making strings for each row.
+   */
+  addTicket(statusIndex: number, queue: string, createdMs: number, calledMs: number | null): void {
     this.tickets++
-    const { day, hour } = this.clock.local(createdMs)
+    // The local day and hour as clock.local gives them, without an object for each ticket.
+    const wall = createdMs + this.clock.offset(createdMs)
+    const day = Math.floor(wall / DAY_MS)
+    const hour = Math.floor((wall - day * DAY_MS) / HOUR_MS)
     let counts = this.perDay.get(day)
     if (!counts) this.perDay.set(day, (counts = new Array<number>(TICKET_STATUSES.length).fill(0)))
-    const statusIndex = STATUS_INDEX.get(status)
-    if (statusIndex !== undefined) counts[statusIndex]!++
+    if (statusIndex >= 0) counts[statusIndex]!++
     this.arrivals[weekday(day)]![hour]!++
-    const queue = this.queueNames.get(queueId) ?? queueId
     if (calledMs !== null) {
       let waits = this.waits.get(queue)
       if (!waits) this.waits.set(queue, (waits = new NumberColumn()))
       waits.push(calledMs - createdMs)
     }
-    const outcome = OUTCOME_INDEX.get(status)
-    if (outcome !== undefined) {
+    const outcome = statusIndex >= 0 ? OUTCOME_OF_STATUS[statusIndex]! : -1
+    if (outcome >= 0) {
       let ended = this.outcomes.get(queue)
       if (!ended) this.outcomes.set(queue, (ended = new Array<number>(OUTCOMES.length).fill(0)))
       ended[outcome]!++

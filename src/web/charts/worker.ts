@@ -2,10 +2,10 @@
 // splits a range longer than 90 days into windows), parses and aggregates it as it streams, and
 // posts progress and then the numbers. Off the page's thread, so the tab never freezes.
 
-import { ApiResponseError, Client, UnexpectedResponseError } from '../../client/index.ts'
+import { ApiResponseError, Client, TICKET_STATUSES, UnexpectedResponseError } from '../../client/index.ts'
 import { LocalClock } from '../zone.ts'
 import { ChartAggregator } from './aggregate.ts'
-import { CsvRecords, instantMs } from './csv-rows.ts'
+import { ByteKeys, CsvRecords } from './csv-rows.ts'
 import type { FromWorker, LimitHeaders, StartCharts, ToWorker, WorkerFailure } from './messages.ts'
 
 /** A dedicated worker's scope, as far as this file uses it (the project's TypeScript lib is the DOM's). */
@@ -62,7 +62,14 @@ async function aggregate(stream: ReadableStream<Uint8Array>, start: StartCharts,
   const fromMs = clock.startOfDay(start.firstDay)
   const spanMs = clock.startOfDay(start.lastDay + 1) - fromMs
   let columns: { status: number; queueId: number; createdAt: number; calledAt: number } | null = null
-  let lastCreated = fromMs
+  // In a typed array, not a variable the closure below assigns: a double stored into a closure's
+  // variable is a new heap number each time, a million of them for a million rows.
+  const lastCreated = new Float64Array([fromMs])
+  // A row's status and queue id are looked up by their bytes: a million rows make no string for
+  // either (a queue id's name is found once, when its bytes are first seen).
+  const statuses = new ByteKeys<number>()
+  TICKET_STATUSES.forEach((status, i) => statuses.set(new TextEncoder().encode(status), i))
+  const queues = new ByteKeys<string>((bytes) => aggregator.queueName(new TextDecoder().decode(bytes)))
   const records = new CsvRecords((record) => {
     if (!columns) {
       const names = Array.from({ length: record.length }, (_, i) => record.field(i))
@@ -70,12 +77,11 @@ async function aggregate(stream: ReadableStream<Uint8Array>, start: StartCharts,
       if (Object.values(columns).includes(-1)) throw new UnreadableExport(`the export's header row lacks a column the charts need: ${names.join(',')}`)
       return
     }
-    const created = instantMs(record.bytesOf(columns.createdAt))
+    const created = record.instant(columns.createdAt)
     if (Number.isNaN(created)) throw new UnreadableExport(`a row has no readable createdAt: ${record.text()}`)
-    const calledAt = record.bytesOf(columns.calledAt)
-    const called = calledAt.length > 0 ? instantMs(calledAt) : null
-    aggregator.add(record.field(columns.status), record.field(columns.queueId), created, called)
-    lastCreated = created
+    const called = record.byteLength(columns.calledAt) > 0 ? record.instant(columns.calledAt) : null
+    aggregator.addTicket(record.lookup(columns.status, statuses) ?? -1, record.lookup(columns.queueId, queues)!, created, called)
+    lastCreated[0] = created
   })
   const reader = stream.getReader()
   let bytes = 0
@@ -86,7 +92,7 @@ async function aggregate(stream: ReadableStream<Uint8Array>, start: StartCharts,
   const postProgress = () => {
     trailing = undefined
     postedAt = performance.now()
-    scope.postMessage({ type: 'progress', tickets: aggregator.ticketsRead(), bytes, fraction: spanMs > 0 ? Math.min(1, Math.max(0, (lastCreated - fromMs) / spanMs)) : 1 })
+    scope.postMessage({ type: 'progress', tickets: aggregator.ticketsRead(), bytes, fraction: spanMs > 0 ? Math.min(1, Math.max(0, (lastCreated[0]! - fromMs) / spanMs)) : 1 })
   }
   try {
     for (;;) {
