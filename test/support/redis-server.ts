@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'bun:test'
 import type { Subprocess } from 'bun'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -107,6 +108,45 @@ export async function startRedis(): Promise<RedisServer> {
       child?.kill('SIGCONT')
       await kill()
       rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * A redis-server for the tests of the calling file: started before them when redis-server is
+ * available (see redisAvailable), stopped after them. The object stands for the running server.
+ */
+export function redisForFile(): RedisServer & { available: boolean } {
+  const available = redisAvailable()
+  let server: RedisServer | undefined
+  beforeAll(async () => {
+    if (available) server = await startRedis()
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+  const running = (): RedisServer => {
+    if (!server) throw new Error('redis-server is not running: use it inside the tests of the file')
+    return server
+  }
+  return {
+    available,
+    get port() {
+      return running().port
+    },
+    get url() {
+      return running().url
+    },
+    get pid() {
+      return running().pid
+    },
+    kill: () => running().kill(),
+    start: () => running().start(),
+    pause: () => running().pause(),
+    resume: () => running().resume(),
+    cli: (...args: string[]) => running().cli(...args),
+    stop: async () => {
+      await server?.stop()
     },
   }
 }

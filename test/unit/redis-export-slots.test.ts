@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { RedisConnection } from '../../src/limits/redis/connection.ts'
 import { RedisExportSlots } from '../../src/limits/redis/export-slots.ts'
 import { CLAIM_EXPORT_SCRIPT, RELEASE_EXPORT_SCRIPT } from '../../src/limits/redis/scripts.ts'
 import { claimSoon, exportSlotsSuite, refusal } from '../support/export-slots-suite.ts'
-import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
+import { redisForFile } from '../support/redis-server.ts'
 import { eventually } from '../support/raw-http.ts'
 
 /**
@@ -11,14 +11,8 @@ import { eventually } from '../support/raw-http.ts'
  * what only a shared engine has to get right (several processes, a holder that dies). Redis
  * keeps its own clock: expiry is tested with a short hold and real time, waiting on conditions.
  */
-const available = redisAvailable()
-let redis: RedisServer
-beforeAll(async () => {
-  if (available) redis = await startRedis()
-})
-afterAll(async () => {
-  await redis?.stop()
-})
+const redis = redisForFile()
+const available = redis.available
 
 let prefixes = 0
 const freshPrefix = () => `s${++prefixes}:`

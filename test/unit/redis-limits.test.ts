@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/clock.ts'
 import { MemoryRateLimiter } from '../../src/limits/memory-limiter.ts'
 import { rateLimitHeaders } from '../../src/limits/state.ts'
@@ -8,21 +8,15 @@ import { RedisRateLimiter } from '../../src/limits/redis/rate-limiter.ts'
 import { RedisDemoQuota } from '../../src/limits/redis/demo-quota.ts'
 import { WINDOW_SCRIPT } from '../../src/limits/redis/scripts.ts'
 import { limiterSuite, quotaSuite } from '../support/limits-suite.ts'
-import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
+import { redisForFile, startRedis } from '../support/redis-server.ts'
 import { connect as tcpConnect, createServer, type Socket } from 'node:net'
 
 /**
  * The Redis limits against a real redis-server. Redis keeps its own clock, which no fake can
  * move: the window is tested with a short window (1–1.5 s) and real time.
  */
-const available = redisAvailable()
-let redis: RedisServer
-beforeAll(async () => {
-  if (available) redis = await startRedis()
-})
-afterAll(async () => {
-  await redis?.stop()
-})
+const redis = redisForFile()
+const available = redis.available
 
 let prefixes = 0
 /** A key prefix of its own per limiter, so that tests sharing the server share no key. */
