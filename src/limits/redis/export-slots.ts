@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto'
 import { tooManyForToken, tooManyInAll, type ExportSlotLimits, type ExportSlots } from '../../export/export-slots.ts'
+import { memberIds } from './member-ids.ts'
 import type { ScriptRunner } from './connection.ts'
 import { CLAIM_EXPORT_SCRIPT, REFRESH_EXPORT_SCRIPT, RELEASE_EXPORT_SCRIPT } from './scripts.ts'
 
@@ -25,9 +25,8 @@ export class RedisExportSlots implements ExportSlots {
   private readonly keyPrefix: string
   private readonly holdMs: number
   private readonly refreshEveryMs: number
-  /** Members are this process's random tag and a counter: unique per export across processes. */
-  private readonly tag = randomBytes(6).toString('base64url')
-  private counter = 0
+  /** One member per export, unique across processes. */
+  private readonly nextMember = memberIds()
 
   constructor(
     private readonly redis: ScriptRunner,
@@ -39,7 +38,7 @@ export class RedisExportSlots implements ExportSlots {
   }
 
   async claim(tokenId: string): Promise<() => void> {
-    const member = `${this.tag}${(++this.counter).toString(36)}`
+    const member = this.nextMember()
     const keys = [`${this.keyPrefix}token:${tokenId}`, `${this.keyPrefix}all`]
     const { perToken, max } = this.options
     const [outcome, running] = await this.redis.run(CLAIM_EXPORT_SCRIPT, keys, [String(perToken), String(max), String(this.holdMs), member])
@@ -57,7 +56,7 @@ export class RedisExportSlots implements ExportSlots {
       if (!held) return
       held = false
       clearInterval(refresh)
-      this.redis.run(RELEASE_EXPORT_SCRIPT, keys, [member]).catch(() => undefined)
+      this.redis.run(RELEASE_EXPORT_SCRIPT, keys, [member], { lateIsHarmless: true }).catch(() => undefined)
     }
   }
 }

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto'
 import { countedDecision, describeWindow } from '../state.ts'
+import { memberIds } from './member-ids.ts'
 import type { RateLimiter, WindowDecision, WindowState } from '../types.ts'
 import type { ScriptRunner } from './connection.ts'
 import { WINDOW_SCRIPT } from './scripts.ts'
@@ -23,9 +23,8 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly limit: number
   private readonly windowMs: number
   private readonly keyPrefix: string
-  /** Members are this process's random tag and a counter: unique per request across processes. */
-  private readonly tag = randomBytes(6).toString('base64url')
-  private counter = 0
+  /** One member per request, unique across processes. */
+  private readonly nextMember = memberIds()
 
   constructor(
     private readonly redis: ScriptRunner,
@@ -38,7 +37,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async consume(key: string): Promise<WindowDecision> {
-    const member = `${this.tag}${(++this.counter).toString(36)}`
+    const member = this.nextMember()
     const [counted, state] = await this.call('consume', key, member)
     if (!counted) return { state }
     return countedDecision(state, async () => (await this.call('release', key, member))[1], () => this.peek(key))

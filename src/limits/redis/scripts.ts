@@ -132,9 +132,9 @@ return {ARGV[1], held}
 `)
 
 /**
- * Gives a slot back. ARGV: nonce, deadline (ignored), member. No deadline on purpose: the member
- * is unique, so removing it late is still right, while skipping it would keep the slot taken
- * until it expires.
+ * Gives a slot back. ARGV: nonce, deadline (ignored: it is sent as none, like every give-back,
+ * see RedisConnection.run's lateIsHarmless), member. The member is unique, so removing it late is
+ * still right, while skipping it would keep the slot taken until it expires.
  * Returns {nonce, 'released'}.
  */
 export const RELEASE_EXPORT_SCRIPT = redisScript(`
