@@ -99,13 +99,13 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
     // Set for each request by onRequest below, before anything else runs.
     .decorate('context', undefined as unknown as RequestContext)
     .onRequest((c) => {
-      const context = contexts.get(c.request) ?? track(createRequestContext(c.request))
+      const context = contextOf(c.request)
       c.context = context
       if (context.method !== 'GET' && context.method !== 'HEAD') return answerWithoutRoute(context)
     })
     .onError((c) => {
       // No context when the request broke before one was made.
-      const context = c.context ?? contexts.get(c.request) ?? track(createRequestContext(c.request))
+      const context = c.context ?? contextOf(c.request)
       const error = toApiError(c.error, logger, context.id)
       return answer(context, errorResponse(error, context.id), c.code === 'NOT_FOUND' ? null : c.route, error)
     })
@@ -114,6 +114,19 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
       const value = c.responseValue
       return answer(c.context, value instanceof Response ? value : jsonResponse(value), c.route)
     })
+
+  /**
+   * The context `fetch` made for the request it handed Elysia. Every request enters through
+   * `fetch`, so a missing one is a bug of ours: it is said in the log, not papered over, and the
+   * request is still answered with a context of its own.
+   */
+  function contextOf(request: Request): RequestContext {
+    const known = contexts.get(request)
+    if (known) return known
+    const context = track(createRequestContext(request))
+    logger.error('pipeline_untracked_request', { requestId: context.id, path: context.path })
+    return context
+  }
 
   function track(context: RequestContext): RequestContext {
     pending.add(context)
