@@ -127,9 +127,6 @@ export function createApp(deps: AppDeps): App {
     limits,
     inFlight,
     listen(port = config.port, options = {}) {
-      // Bun in production mode sets SO_REUSEPORT unless told not to: a second server started on
-      // this port would share it instead of failing (see http/port-in-use.ts). Only the workers
-      // of WORKERS=N, whose parent checked the port, share it on purpose.
       // Bun's parser answers a head over its limit with a bare 431 before the pipeline sees it;
       // raised here so that the pipeline's lower limit answers with the JSON body (http/request-head.ts).
       if (http.maxHeaderSize < PARSER_HEAD_LIMIT_BYTES) Object.assign(http, { maxHeaderSize: PARSER_HEAD_LIMIT_BYTES })
@@ -141,6 +138,9 @@ export function createApp(deps: AppDeps): App {
         // The pipeline answers every request itself; this is only the net under it.
         error: (error) => lastResortResponse(error, logger),
         development: false,
+        // Bun in production mode sets SO_REUSEPORT unless told not to: a second server started on
+        // this port would share it instead of failing (see http/port-in-use.ts). Only the workers
+        // of WORKERS=N, whose parent checked the port, share it on purpose.
         reusePort: options.reusePort ?? false,
         idleTimeout: idleTimeoutSeconds,
       })
