@@ -38,9 +38,13 @@ export class TenantSnapshot {
     })
   }
 
-  /** The next row of the iteration. */
+  /** The next row of the iteration. Called once per row of an export: no closure made per call. */
   next(): IteratorResult<unknown> {
-    return this.guard(() => this.rows!.next())
+    try {
+      return this.rows!.next()
+    } catch (error) {
+      throw this.failed(error)
+    }
   }
 
   /** Ends the iteration, the read transaction and the lease. Idempotent; never throws for a broken connection. */
@@ -63,9 +67,14 @@ export class TenantSnapshot {
     try {
       return step()
     } catch (error) {
-      const thrown = this.lease.failure(error)
-      this.close()
-      throw thrown
+      throw this.failed(error)
     }
+  }
+
+  /** What a failed step throws (see `lease.failure`), the snapshot closed first. */
+  private failed(error: unknown): unknown {
+    const thrown = this.lease.failure(error)
+    this.close()
+    return thrown
   }
 }
