@@ -152,8 +152,10 @@ export class ControlStore {
     this.schemaVersionAtOpen = schemaVersion(db)
     this.connection = this.prepare(db)
     // Made while opening waits long for the write lock: the workers of WORKERS=N start together
-    // and would otherwise race to create it under the server's short busy timeout.
-    this.cursorSigningKey()
+    // and would otherwise race to create it under the server's short busy timeout. On this very
+    // connection, not through current(): another process's write since the open changes the
+    // file's identity, and current() would close `db` under the next line.
+    ensureCursorSigningKey(this.connection.orm)
     db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`)
   }
 
@@ -191,17 +193,20 @@ export class ControlStore {
    * written outside SQLite) or an earlier failure opens it again; a missing file is never
    * created here (that is a restore half done), it is unavailable. Throws the 503 when the file
    * cannot be read.
-   */
-  /**
-   * The connection to the file now at the path. A new inode is a file restored by rename; a
-   * changed size or mtime on the same inode may be a restore by copy over it, which a connection
-   * would not notice either, so it too reopens. Ordinary writes change them as well (a WAL
-   * checkpoint every thousand pages or so): the cost is then a reopen and an empty token cache
-   * now and then, which buys never serving from a file that is no longer the one on disk.
+   *
+   * A new inode is a file restored by rename; a changed size or mtime on the same inode may be a
+   * restore by copy over it, which a connection would not notice either, so it too reopens.
+   * Ordinary writes change them as well (a WAL checkpoint every thousand pages or so): the cost
+   * is then a reopen and an empty token cache now and then, which buys never serving from a file
+   * that is no longer the one on disk.
    */
   private current(): ControlConnection {
     const identity = fileIdentity(this.path)
     if (this.connection && identity === this.openedIdentity) return this.connection
+    // Inside a transaction the connection stays: closing it would break the caller's work half
+    // way ("Database has closed"). Another process's checkpoint changes the file's mtime while
+    // this one holds the write lock; a real restore is noticed once the transaction ends.
+    if (this.connection?.db.inTransaction) return this.connection
     const replaced = !sameFile(identity, this.openedIdentity)
     if (this.connection) {
       // Taking the old connection out of WAL mode writes the old file's log into the old file and
@@ -417,15 +422,20 @@ export class ControlStore {
 
   /** The key that signs pagination cursors; created once, shared by every process on this data dir. */
   cursorSigningKey(): string {
-    const read = () => this.orm.select().from(serviceSettings).where(eq(serviceSettings.key, 'cursor_signing_key')).get()?.value
-    // Read first: once the key exists, starting a server needs no write lock (the admin CLI may hold it).
-    const existing = read()
-    if (existing) return existing
-    this.orm
-      .insert(serviceSettings)
-      .values({ key: 'cursor_signing_key', value: randomBase62(43) })
-      .onConflictDoNothing()
-      .run()
-    return read()!
+    return ensureCursorSigningKey(this.orm)
   }
+}
+
+/** Reads the cursor signing key, creating it first when the file has none. */
+function ensureCursorSigningKey(orm: BunSQLiteDatabase<typeof schema>): string {
+  const read = () => orm.select().from(serviceSettings).where(eq(serviceSettings.key, 'cursor_signing_key')).get()?.value
+  // Read first: once the key exists, starting a server needs no write lock (the admin CLI may hold it).
+  const existing = read()
+  if (existing) return existing
+  orm
+    .insert(serviceSettings)
+    .values({ key: 'cursor_signing_key', value: randomBase62(43) })
+    .onConflictDoNothing()
+    .run()
+  return read()!
 }
