@@ -10,7 +10,8 @@ const USAGE = `usage: npm run -s sync -- --url <base URL> --into <file.duckdb | 
                           [--since <date>] [--reconcile] [--token-env <VAR>] [--json]
   --url        where the API is served, e.g. http://127.0.0.1:3000 (without /v1)
   --into       the DuckDB file to create or bring up to date, or a PostgreSQL database
-               (postgresql:// or postgres://; the password in the URL or in PGPASSWORD)
+               (postgresql:// or postgres://; the password in the URL or in PGPASSWORD;
+               ?sslmode= and ?sslrootcert= as for psql, sslmode prefer by default)
   --schema     PostgreSQL only: the schema that holds the tables (default: public)
   --since      first run only: the start of the mirrored range (default: 90 days ago)
   --reconcile  read the whole mirrored range again and make the mirror equal to the server:
@@ -179,7 +180,7 @@ function describeFailure(error: unknown, options: SyncCommandOptions): string {
   if (error instanceof UnexpectedResponseError) return `${url} answered something that is not this API (${error.message})${notTheBase}`
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
   if (options.target.kind === 'duckdb' && /lock/i.test(message)) {
-    return `the DuckDB file is in use by another process (${message}); a DuckDB file has one writer or many readers, never both: close the reader, or sync into PostgreSQL for readers that stay connected`
+    return `the DuckDB file is in use by another process (${message}); a DuckDB file has one writer or many readers, never both: wait for the other sync to end, close the reader, or sync into PostgreSQL for readers that stay connected`
   }
   if (options.target.kind === 'postgresql') return `PostgreSQL at ${options.target.location.description}: ${withoutPassword(message, options.target.location.password)}`
   return message

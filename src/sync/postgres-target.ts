@@ -1,4 +1,5 @@
-import { SQL } from 'bun'
+import { SQL, type ReservedSQL } from 'bun'
+import { existsSync } from 'node:fs'
 import type { Location } from '../contract/schemas.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
 import { noRows, SyncInputError, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
@@ -22,14 +23,45 @@ export interface PostgresLocation {
   password: string | undefined
   database: string
   schema: string
+  /** libpq's sslmode, `prefer` when none is given (as psql does). */
+  sslMode: SslMode
+  /** A CA certificate file to verify the server against (libpq's sslrootcert). */
+  sslRootCert: string | undefined
 }
 
 /** The identifier forms a schema name may take without quoting surprises. */
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 
+const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const
+type SslMode = (typeof SSL_MODES)[number]
+
+/** The URL parameters `sync` reads; any other is refused rather than silently ignored. */
+const URL_PARAMETERS = ['sslmode', 'sslrootcert']
+
 /**
- * Reads `postgresql://user[:password]@host[:port]/database` (or `postgres://`); the password from
- * the URL, else PGPASSWORD. Wrong input is a SyncInputError that never repeats the password.
+ * The TLS settings, as libpq reads them: the URL's `sslmode` and `sslrootcert`, else PGSSLMODE
+ * and PGSSLROOTCERT. A mode `sync` does not know, or a parameter it would ignore (a user who
+ * wrote `?ssl=true` believes the password travels encrypted), is wrong input.
+ */
+function tlsSettings(url: URL, env: Record<string, string | undefined>): { sslMode: SslMode; sslRootCert: string | undefined } {
+  for (const name of url.searchParams.keys()) {
+    if (!URL_PARAMETERS.includes(name)) {
+      throw new SyncInputError(`--into: the URL parameter ${name} is not supported; sync reads ${URL_PARAMETERS.join(' and ')} (as libpq does)`)
+    }
+  }
+  const mode = url.searchParams.get('sslmode') ?? env.PGSSLMODE ?? 'prefer'
+  if (!(SSL_MODES as readonly string[]).includes(mode)) {
+    throw new SyncInputError(`--into: sslmode ${mode} is not one of ${SSL_MODES.join(', ')}`)
+  }
+  const sslRootCert = url.searchParams.get('sslrootcert') ?? env.PGSSLROOTCERT ?? undefined
+  if (sslRootCert !== undefined && !existsSync(sslRootCert)) throw new SyncInputError(`--into: sslrootcert ${sslRootCert} does not exist`)
+  return { sslMode: mode as SslMode, sslRootCert }
+}
+
+/**
+ * Reads `postgresql://user[:password]@host[:port]/database[?sslmode=…&sslrootcert=…]` (or
+ * `postgres://`); the password from the URL, else PGPASSWORD. Wrong input is a SyncInputError
+ * that never repeats the password.
  */
 export function parsePostgresUrl(into: string, schema: string, env: Record<string, string | undefined>): PostgresLocation {
   let url: URL
@@ -47,6 +79,7 @@ export function parsePostgresUrl(into: string, schema: string, env: Record<strin
   const username = decodeURIComponent(url.username) || env.PGUSER || 'postgres'
   const password = url.password ? decodeURIComponent(url.password) : env.PGPASSWORD
   return {
+    ...tlsSettings(url, env),
     description: `postgresql://${encodeURIComponent(username)}@${url.host}/${encodeURIComponent(database)} (schema ${schema})`,
     hostname: url.hostname.replace(/^\[|\]$/g, ''),
     port,
@@ -62,7 +95,8 @@ export class PostgresTarget implements SyncTarget {
   private readonly state_: string
 
   private constructor(
-    private readonly sql: SQL,
+    private readonly pool: SQL,
+    private readonly sql: ReservedSQL,
     private readonly location: PostgresLocation,
   ) {
     this.tickets = `"${location.schema}".tickets`
@@ -73,20 +107,29 @@ export class PostgresTarget implements SyncTarget {
     return this.location.description
   }
 
-  /** Connects and creates the schema and its tables if needed. */
+  /**
+   * Connects, takes the schema's run lock, and creates the schema and its tables if needed.
+   * Everything runs on one reserved connection: a window's COPY, upsert and state in one
+   * transaction on it, and the run lock (a session lock) lives exactly as long as it does.
+   */
   static async open(location: PostgresLocation): Promise<PostgresTarget> {
-    // One connection: a window's COPY, upsert and state run in one transaction on it.
-    const sql = new SQL({
+    // The first argument is a URL so that Bun reads no connection URL of its own from the
+    // environment: with options alone it takes DATABASE_URL's fields (its password too) for
+    // any left unset, and would send another server's password here.
+    const pool = new SQL(`postgresql://${location.hostname.includes(':') ? `[${location.hostname}]` : location.hostname}:${location.port}`, {
       adapter: 'postgres',
-      hostname: location.hostname,
-      port: location.port,
       username: location.username,
-      password: location.password,
+      password: location.password ?? '',
       database: location.database,
+      tls: tlsOption(location),
+      connection: { application_name: 'queue-analytics sync' },
       max: 1,
       connectionTimeout: 15,
     })
+    let sql: ReservedSQL | undefined
     try {
+      sql = await pool.reserve()
+      await takeRunLock(sql, location.schema)
       const s = `"${location.schema}"`
       await sql.begin(async (tx) => {
         await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`)
@@ -108,9 +151,10 @@ export class PostgresTarget implements SyncTarget {
             reconcile_from TIMESTAMPTZ
           );`).simple()
       })
-      return new PostgresTarget(sql, location)
+      return new PostgresTarget(pool, sql, location)
     } catch (error) {
-      await sql.close().catch(() => undefined)
+      sql?.release()
+      await pool.close().catch(() => undefined)
       throw error
     }
   }
@@ -228,6 +272,42 @@ export class PostgresTarget implements SyncTarget {
   }
 
   async close(): Promise<void> {
-    await this.sql.close()
+    // Closing the connection ends its session, and with it the run lock.
+    this.sql.release()
+    await this.pool.close()
   }
+}
+
+/**
+ * What Bun's client takes for libpq's sslmode and sslrootcert. A CA file with a mode below
+ * verify-ca is libpq's rule: a root certificate present means the server's is verified.
+ */
+function tlsOption(location: PostgresLocation): SQL.PostgresOrMySQLOptions['tls'] {
+  if (location.sslRootCert === undefined || location.sslMode === 'disable') return location.sslMode
+  return { ca: Bun.file(location.sslRootCert), ...(location.sslMode === 'verify-full' ? {} : { checkServerIdentity: () => undefined }) }
+}
+
+/**
+ * One run at a time into a schema: two at once (an hourly sync that overruns into the next, or
+ * into a weekly --reconcile) would interleave their windows, and a reconcile could delete a
+ * ticket the other run had just added after its own read. A session-level advisory lock, keyed
+ * by the schema's name, in this database. A second run ends at once, having changed nothing.
+ */
+async function takeRunLock(sql: ReservedSQL, schema: string): Promise<void> {
+  const key = runLockKey(schema)
+  const [taken] = (await sql.unsafe('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [key])) as { locked: boolean }[]
+  if (taken!.locked) return
+  const [holder] = (await sql.unsafe(
+    `SELECT l.pid, a.backend_start FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended($1, 0)`,
+    [key],
+  )) as { pid: number; backend_start: Date | null }[]
+  const who = holder ? ` (PostgreSQL backend ${holder.pid}${holder.backend_start ? `, connected since ${holder.backend_start.toISOString()}` : ''})` : ''
+  throw new Error(`another sync is writing into schema ${schema}${who}; this run changed nothing: run it again when that one has ended`)
+}
+
+/** The text whose hash keys a schema's run lock; the tests take the same lock. */
+export function runLockKey(schema: string): string {
+  return `queue-analytics sync into ${schema}`
 }

@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from './free-port.ts'
@@ -28,9 +28,10 @@ const binDir = serverBinDir()
 
 /** Whether the PostgreSQL tests can run; prints why not, and throws in CI. */
 export function postgresAvailable(): boolean {
-  if (binDir && Bun.which('psql')) return true
-  if (process.env.CI === 'true') throw new Error('PostgreSQL is not installed: CI installs it with scripts/install-postgres.sh')
-  console.warn('warning: PostgreSQL is not installed here; the PostgreSQL tests are skipped (apt-get install postgresql, or scripts/install-postgres.sh)')
+  // openssl makes the certificates of the TLS tests; Debian's PostgreSQL server pulls it in.
+  if (binDir && Bun.which('psql') && Bun.which('openssl')) return true
+  if (process.env.CI === 'true') throw new Error('PostgreSQL (or openssl) is not installed: CI installs them with scripts/install-postgres.sh')
+  console.warn('warning: PostgreSQL or openssl is not installed here; the PostgreSQL tests are skipped (apt-get install postgresql openssl, or scripts/install-postgres.sh)')
   return false
 }
 
@@ -42,6 +43,13 @@ export interface PostgresServer {
   createDatabase(name: string): Promise<string>
   /** Runs SQL with psql on a database; its unaligned, tuples-only output. */
   psql(database: string, sql: string): string
+  /**
+   * Turns TLS on with a certificate for 127.0.0.1 signed by a CA made here; returns that CA's
+   * file and another CA's, which did not sign it (for the verification that must fail).
+   */
+  enableTls(): { caFile: string; otherCaFile: string }
+  /** Puts pg_hba.conf lines before the others (the first line that matches decides) and reloads. */
+  addHbaRules(lines: string[]): void
   stop(): Promise<void>
 }
 
@@ -52,6 +60,14 @@ process.on('exit', () => {
 })
 
 const runningAsRoot = userInfo().uid === 0
+
+/** The `postgres` user's uid and gid (-1 when there is none). */
+function postgresId(flag: '-u' | '-g'): number {
+  const id = Bun.spawnSync(['id', flag, 'postgres'], { stdout: 'pipe', stderr: 'pipe' })
+  return id.exitCode === 0 ? Number(id.stdout.toString()) : -1
+}
+const serverUid = () => postgresId('-u')
+const serverGid = () => postgresId('-g')
 
 /** A command as the user that runs the cluster: `postgres` when we are root, ourselves otherwise. */
 function asServerUser(command: string[]): string[] {
@@ -67,9 +83,8 @@ function run(command: string[], what: string, asServer = true): string {
 export async function startPostgres(): Promise<PostgresServer> {
   const dir = mkdtempSync(join(tmpdir(), 'qa-api-postgres-'))
   if (runningAsRoot) {
-    const id = (flag: string) => Bun.spawnSync(['id', flag, 'postgres'], { stdout: 'pipe', stderr: 'pipe' })
-    if (id('-u').exitCode !== 0) throw new Error('PostgreSQL refuses to run as root and there is no postgres user to run it as')
-    chownSync(dir, Number(id('-u').stdout.toString()), Number(id('-g').stdout.toString()))
+    if (serverUid() < 0) throw new Error('PostgreSQL refuses to run as root and there is no postgres user to run it as')
+    chownSync(dir, serverUid(), serverGid())
   }
   chmodSync(dir, 0o700)
   const data = join(dir, 'data')
@@ -101,6 +116,34 @@ export async function startPostgres(): Promise<PostgresServer> {
     async createDatabase(name) {
       psql('postgres', `CREATE DATABASE "${name}"`)
       return `postgresql://postgres@127.0.0.1:${port}/${name}`
+    },
+    enableTls() {
+      const tls = join(dir, 'tls')
+      mkdirSync(tls)
+      const ca = (name: string) =>
+        run(['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(tls, `${name}.key`),
+          '-out', join(tls, `${name}.crt`), '-subj', `/CN=${name}`, '-days', '2'], 'openssl (a CA)', false)
+      ca('test-ca')
+      ca('other-ca')
+      writeFileSync(join(tls, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n')
+      run(['openssl', 'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(tls, 'server.key'),
+        '-out', join(tls, 'server.csr'), '-subj', '/CN=127.0.0.1'], 'openssl (the server key)', false)
+      run(['openssl', 'x509', '-req', '-in', join(tls, 'server.csr'), '-CA', join(tls, 'test-ca.crt'), '-CAkey', join(tls, 'test-ca.key'),
+        '-CAcreateserial', '-out', join(tls, 'server.crt'), '-days', '2', '-extfile', join(tls, 'san.ext')], 'openssl (the server certificate)', false)
+      // The server reads its key only when it alone may read it.
+      if (runningAsRoot) for (const file of ['server.key', 'server.crt']) chownSync(join(tls, file), serverUid(), serverGid())
+      chmodSync(join(tls, 'server.key'), 0o600)
+      chmodSync(tls, 0o755)
+      psql('postgres', `ALTER SYSTEM SET ssl_cert_file = '${join(tls, 'server.crt')}'`)
+      psql('postgres', `ALTER SYSTEM SET ssl_key_file = '${join(tls, 'server.key')}'`)
+      psql('postgres', 'ALTER SYSTEM SET ssl = on')
+      psql('postgres', 'SELECT pg_reload_conf()')
+      return { caFile: join(tls, 'test-ca.crt'), otherCaFile: join(tls, 'other-ca.crt') }
+    },
+    addHbaRules(lines) {
+      const hba = join(data, 'pg_hba.conf')
+      writeFileSync(hba, lines.join('\n') + '\n' + readFileSync(hba, 'utf8'))
+      psql('postgres', 'SELECT pg_reload_conf()')
     },
     async stop() {
       if (!started.delete(dir)) return

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { postgresAvailable, startPostgres, type PostgresServer } from '../support/postgres-server.ts'
 import { DAY, startSync, sync, syncTargetSuite, tenantServer, tenantTickets, type Tenant } from '../support/sync-target-suite.ts'
 import { eventually } from '../support/raw-http.ts'
+import { runLockKey } from '../../src/sync/postgres-target.ts'
 
 /**
  * `sync --into postgresql://…` against a real PostgreSQL cluster made for this file: the shared
@@ -192,6 +193,36 @@ describe.skipIf(!available)('PostgreSQL target', () => {
         await limited.server.close()
       }
     }, 90_000)
+  })
+
+  describe('PostgreSQL: one run at a time into a schema', () => {
+    test('a run while another holds the schema ends with exit 1, changes nothing, and names the holder; afterwards a run goes through', async () => {
+      const tenant: Tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
+      // The test's own connection stands for a run still writing: it holds the schema's lock.
+      const holder = await new SQL(databaseUrl, { max: 1 }).reserve()
+      try {
+        const [{ pid }] = (await holder.unsafe('SELECT pg_backend_pid() AS pid')) as [{ pid: number }]
+        await holder.unsafe('SELECT pg_advisory_lock(hashtextextended($1, 0))', [runLockKey('t_busy')])
+        const refused = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 't_busy'])
+        expect(refused.status).toBe(1)
+        expect(refused.stderr.trim().split('\n')).toHaveLength(1)
+        expect(refused.stderr).toContain(`another sync is writing into schema t_busy (PostgreSQL backend ${pid}, connected since `)
+        expect(server.psql('warehouse', "SELECT count(*) FROM information_schema.schemata WHERE schema_name = 't_busy'")).toBe('0')
+        // Another schema's lock is another lock.
+        const elsewhere = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 't_not_busy'])
+        expect(elsewhere.status).toBe(0)
+        await holder.unsafe('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [runLockKey('t_busy')])
+        const after = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 't_busy', '--json'])
+        expect(after.status).toBe(0)
+        expect(JSON.parse(after.stdout).tickets.inserted).toBeGreaterThan(0)
+        // The run let go of its lock when it ended.
+        const [{ locked }] = (await holder.unsafe('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [runLockKey('t_busy')])) as [{ locked: boolean }]
+        expect(locked).toBe(true)
+      } finally {
+        holder.release()
+        await tenant.server.close()
+      }
+    }, 60_000)
   })
 
   describe('PostgreSQL: wrong input and failures', () => {

@@ -125,6 +125,9 @@ describe('sync: wrong input and failures', () => {
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--schema', 'analytics'], '--schema applies to a PostgreSQL target only'],
     [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'no-dashes'], '--schema takes a plain name'],
     [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/'], '--into needs a host and a database'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db?ssl=true'], 'the URL parameter ssl is not supported; sync reads sslmode and sslrootcert'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db?sslmode=always'], 'sslmode always is not one of disable, allow, prefer, require, verify-ca, verify-full'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db?sslmode=verify-full&sslrootcert=/no/such/ca.pem'], 'sslrootcert /no/such/ca.pem does not exist'],
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--since', '2999-01-01'], '--since must be in the past'],
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--token-env', 'NOT_SET_ANYWHERE'], 'NOT_SET_ANYWHERE holding the API token is not set'],
   ])('%p: exit 2 with one line', async (args, message) => {
