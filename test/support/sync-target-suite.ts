@@ -173,6 +173,33 @@ export function syncTargetSuite(harness: TargetHarness) {
     })
   })
 
+  describe(`${name}: a demo organisation`, () => {
+    test('its export\'s extra demo column is not mirrored: the first run and a later one equal the tenant, field by field', async () => {
+      const { org, token } = tenant.server.organisation({ plan: 'demo' })
+      const demo: Tenant = { server: tenant.server, token, orgId: org.id }
+      const db = openTenant(tenant.server.dataDir, org.id)
+      writeStructure(db)
+      writeBulkTickets(db, { count: 120, start: new Date(NOW - 40 * DAY).toISOString(), everySeconds: 28_800 })
+      db.close()
+      const into = await harness.fresh('demo')
+      const since = NOW - 60 * DAY
+      const first = await sync(demo, ['--url', tenant.server.base, '--into', ...into, '--since', new Date(since).toISOString(), '--json'], env)
+      expect(first.stderr).toBe('')
+      expect(first.status).toBe(0)
+      expect(JSON.parse(first.stdout).tickets).toEqual({ inserted: 120, updated: 0, deleted: 0 })
+      expect(await mirrorTickets(into)).toEqual(tenantTickets(demo, since))
+      expect(Object.keys(await harness.ticketTypes(into))).not.toContain('demo')
+
+      const writer = openTenant(tenant.server.dataDir, org.id)
+      writeTickets(writer, [{ id: `${name}-demo-new`, number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() }])
+      writer.close()
+      const second = await sync(demo, ['--url', tenant.server.base, '--into', ...into, '--json'], env)
+      expect(second.status).toBe(0)
+      expect(JSON.parse(second.stdout).tickets).toEqual({ inserted: 1, updated: 0, deleted: 0 })
+      expect(await mirrorTickets(into)).toEqual(tenantTickets(demo, since))
+    })
+  })
+
   describe(`${name}: --reconcile`, () => {
     test('makes the mirror equal to the server: a deleted ticket, a late change, a late insert, a stray row; each counted', async () => {
       const into = await harness.fresh('reconcile')
