@@ -2,6 +2,7 @@ import type { BunPlugin } from 'bun'
 import { Elysia } from 'elysia'
 import { dirname, join, relative, resolve } from 'node:path'
 import { buildOpenApiDocument, type DocumentedLimits } from '../openapi/document.ts'
+import { compressedAsset } from './compressed-asset.ts'
 
 const WEB = import.meta.dir
 const SWAGGER_UI = dirname(Bun.resolveSync('swagger-ui-dist/package.json', import.meta.dir))
@@ -49,14 +50,17 @@ const servedScriptsAsModules: BunPlugin = {
   },
 }
 
+/** How the scripts are built: minified (it halves them), as browser modules. */
+export const SCRIPT_BUILD = { target: 'browser', format: 'esm', minify: true } as const
+
 /**
  * The scripts above, built by one Bun.build on the first request for any of them and kept (a
  * failed build is tried again by the next request). The server needs no build step of its own.
  */
-function scriptBundles(): (name: string) => () => Promise<Response> {
+function scriptBundles(): (name: string) => (context: { request: Request }) => Promise<Response> {
   let built: Promise<Map<string, string>> | undefined
   const build = async () => {
-    const result = await Bun.build({ entrypoints: Object.values(SCRIPTS), target: 'browser', format: 'esm', plugins: [servedScriptsAsModules] })
+    const result = await Bun.build({ entrypoints: Object.values(SCRIPTS), ...SCRIPT_BUILD, plugins: [servedScriptsAsModules] })
     if (!result.success) throw new AggregateError(result.logs, 'the page scripts did not build')
     // Outputs come in no set order, each at its entry point's path under the common root (src/).
     const outputOf = (entry: string) => {
@@ -67,15 +71,23 @@ function scriptBundles(): (name: string) => () => Promise<Response> {
     }
     return new Map(await Promise.all(Object.entries(SCRIPTS).map(async ([name, entry]) => [name, await outputOf(entry)] as const)))
   }
-  return (name) => async () => {
+  const bundle = async (name: string) => {
     built ??= build().catch((error) => {
       built = undefined // a later request tries again
       throw error
     })
-    return new Response((await built).get(name), {
-      headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache', 'Content-Security-Policy': CONTENT_SECURITY_POLICY },
-    })
+    return new TextEncoder().encode((await built).get(name))
   }
+  return (name) => compressedAsset(() => bundle(name), assetHeaders('text/javascript; charset=utf-8'))
+}
+
+function assetHeaders(type: string): Record<string, string> {
+  return { 'Content-Type': type, 'Cache-Control': 'no-cache', 'Content-Security-Policy': CONTENT_SECURITY_POLICY }
+}
+
+/** A script or stylesheet file, gzipped for the clients that accept it. */
+function compressedFile(path: string, type: string) {
+  return compressedAsset(() => Bun.file(path).bytes(), assetHeaders(type))
 }
 
 function asset(path: string, type: string): () => Response {
@@ -94,12 +106,12 @@ export function webRoutes(limits: DocumentedLimits) {
     .get('/docs', asset(join(WEB, 'docs.html'), 'text/html; charset=utf-8'))
     // Browsers ask for /favicon.ico on every page whatever the page links: answer it rather than 404.
     .get('/favicon.ico', asset(join(WEB, 'favicon.ico'), 'image/x-icon'))
-    .get('/assets/swagger-ui/swagger-ui.css', asset(join(SWAGGER_UI, 'swagger-ui.css'), 'text/css; charset=utf-8'))
-    .get('/assets/swagger-ui/swagger-ui-bundle.js', asset(join(SWAGGER_UI, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8'))
+    .get('/assets/swagger-ui/swagger-ui.css', compressedFile(join(SWAGGER_UI, 'swagger-ui.css'), 'text/css; charset=utf-8'))
+    .get('/assets/swagger-ui/swagger-ui-bundle.js', compressedFile(join(SWAGGER_UI, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8'))
     .get('/openapi.json', () => new Response(document, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } }))
   // Elysia's .get() adds the route to the instance itself (it returns `this`, with a wider type).
   const script = scriptBundles()
   for (const name of Object.keys(SCRIPTS)) routes.get(`/assets/${name}`, script(name))
-  for (const name of STYLESHEETS) routes.get(`/assets/${name}`, asset(join(WEB, name), 'text/css; charset=utf-8'))
+  for (const name of STYLESHEETS) routes.get(`/assets/${name}`, compressedFile(join(WEB, name), 'text/css; charset=utf-8'))
   return routes
 }

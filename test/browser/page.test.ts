@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { startServer } from '../support/harness.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
+import { SCRIPT_BUILD } from '../../src/web/routes.ts'
 import { VIEWPORTS, browserSetup, chromiumAvailable, expectInViewport, openPage, screenshot, setRange, useToken } from './support.ts'
 
 /** The rest of what an analyst meets on the page: what it says about the token, the file name, the layout. */
@@ -27,7 +28,7 @@ describe.skipIf(!chromiumAvailable)('the export page', () => {
   })
 
   test("the page calls the API through the project's client: the same module as src/client/, in the browser", async () => {
-    const built = await Bun.build({ entrypoints: [join(import.meta.dir, '..', '..', 'src', 'client', 'index.ts')], target: 'browser', format: 'esm' })
+    const built = await Bun.build({ entrypoints: [join(import.meta.dir, '..', '..', 'src', 'client', 'index.ts')], ...SCRIPT_BUILD })
     const served = await (await fetch(`${setup.server.base}/assets/client.js`)).text()
     expect(served).toBe(await built.outputs[0]!.text())
     const { page, requests } = await openPage(setup.browser, setup.server.base)
