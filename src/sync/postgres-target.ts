@@ -35,27 +35,53 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const
 type SslMode = (typeof SSL_MODES)[number]
 
+/** The modes in which a CA file is used: the chain is checked against it. */
+const VERIFYING_MODES: readonly SslMode[] = ['require', 'verify-ca', 'verify-full']
+
 /** The URL parameters `sync` reads; any other is refused rather than silently ignored. */
 const URL_PARAMETERS = ['sslmode', 'sslrootcert']
 
 /**
+ * The URL's query as libpq reads it: `name=value` pairs, percent-decoded (a `+` stays a `+`,
+ * unlike a form's). A parameter `sync` would ignore is wrong input: a user who wrote `?ssl=true`
+ * believes the password travels encrypted.
+ */
+function urlParameters(url: URL): Map<string, string> {
+  const parameters = new Map<string, string>()
+  for (const pair of url.search.replace(/^\?/, '').split('&')) {
+    if (pair === '') continue
+    const [name = '', value = ''] = pair.split(/=(.*)/s)
+    let decoded: [string, string]
+    try {
+      decoded = [decodeURIComponent(name), decodeURIComponent(value)]
+    } catch {
+      throw new SyncInputError(`--into: the URL parameter ${name} is not percent-encoded correctly`)
+    }
+    if (!URL_PARAMETERS.includes(decoded[0])) {
+      throw new SyncInputError(`--into: the URL parameter ${decoded[0]} is not supported; sync reads ${URL_PARAMETERS.join(' and ')} (as libpq does)`)
+    }
+    parameters.set(...decoded)
+  }
+  return parameters
+}
+
+/**
  * The TLS settings, as libpq reads them: the URL's `sslmode` and `sslrootcert`, else PGSSLMODE
- * and PGSSLROOTCERT. A mode `sync` does not know, or a parameter it would ignore (a user who
- * wrote `?ssl=true` believes the password travels encrypted), is wrong input.
+ * and PGSSLROOTCERT; a message names where a wrong value came from. The CA file counts only in
+ * the modes that verify (require with a CA file verifies the chain, as libpq's does), so only
+ * there must it exist.
  */
 function tlsSettings(url: URL, env: Record<string, string | undefined>): { sslMode: SslMode; sslRootCert: string | undefined } {
-  for (const name of url.searchParams.keys()) {
-    if (!URL_PARAMETERS.includes(name)) {
-      throw new SyncInputError(`--into: the URL parameter ${name} is not supported; sync reads ${URL_PARAMETERS.join(' and ')} (as libpq does)`)
-    }
-  }
-  const mode = url.searchParams.get('sslmode') ?? env.PGSSLMODE ?? 'prefer'
+  const parameters = urlParameters(url)
+  const [mode, modeSource] = parameters.has('sslmode') ? [parameters.get('sslmode')!, '--into: sslmode'] : [env.PGSSLMODE ?? 'prefer', 'PGSSLMODE']
   if (!(SSL_MODES as readonly string[]).includes(mode)) {
-    throw new SyncInputError(`--into: sslmode ${mode} is not one of ${SSL_MODES.join(', ')}`)
+    throw new SyncInputError(`${modeSource} ${mode} is not one of ${SSL_MODES.join(', ')}`)
   }
-  const sslRootCert = url.searchParams.get('sslrootcert') ?? env.PGSSLROOTCERT ?? undefined
-  if (sslRootCert !== undefined && !existsSync(sslRootCert)) throw new SyncInputError(`--into: sslrootcert ${sslRootCert} does not exist`)
-  return { sslMode: mode as SslMode, sslRootCert }
+  const sslMode = mode as SslMode
+  if (!VERIFYING_MODES.includes(sslMode)) return { sslMode, sslRootCert: undefined }
+  const [sslRootCert, certSource] = parameters.has('sslrootcert') ? [parameters.get('sslrootcert'), '--into: sslrootcert'] : [env.PGSSLROOTCERT, 'PGSSLROOTCERT']
+  if (sslRootCert !== undefined && !existsSync(sslRootCert)) throw new SyncInputError(`${certSource} ${sslRootCert} does not exist`)
+  return { sslMode, sslRootCert }
 }
 
 /**
@@ -279,12 +305,21 @@ export class PostgresTarget implements SyncTarget {
 }
 
 /**
- * What Bun's client takes for libpq's sslmode and sslrootcert. A CA file with a mode below
- * verify-ca is libpq's rule: a root certificate present means the server's is verified.
+ * What Bun's client takes for libpq's sslmode and sslrootcert. `disable`, `allow` and `prefer`
+ * verify nothing and go as they are (Bun's `allow` tries TLS first, where libpq tries plain
+ * first: the same connection or a safer one). `require` with a CA file checks the chain, as
+ * libpq's does. Where a certificate is checked, `rejectUnauthorized` is set: without it Bun
+ * obeys a NODE_TLS_REJECT_UNAUTHORIZED=0 left in the environment and checks nothing, and the
+ * password would go to whoever answered.
  */
 function tlsOption(location: PostgresLocation): SQL.PostgresOrMySQLOptions['tls'] {
-  if (location.sslRootCert === undefined || location.sslMode === 'disable') return location.sslMode
-  return { ca: Bun.file(location.sslRootCert), ...(location.sslMode === 'verify-full' ? {} : { checkServerIdentity: () => undefined }) }
+  const { sslMode, sslRootCert } = location
+  const ca = sslRootCert === undefined ? {} : { ca: Bun.file(sslRootCert) }
+  if (sslMode === 'verify-full') return { ...ca, rejectUnauthorized: true }
+  if (sslMode === 'verify-ca' || (sslMode === 'require' && sslRootCert !== undefined)) {
+    return { ...ca, rejectUnauthorized: true, checkServerIdentity: () => undefined }
+  }
+  return sslMode
 }
 
 /**

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { copyFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { postgresAvailable, startPostgres, type PostgresServer } from '../support/postgres-server.ts'
 import { sync, tenantServer, type Tenant } from '../support/sync-target-suite.ts'
 
@@ -63,6 +65,34 @@ describe.skipIf(!available)('sync: how it connects to PostgreSQL', () => {
     const systemCas = await run(tlsOnly('?sslmode=verify-full'), 'not_verified')
     expect(systemCas.status).toBe(1)
     expect(server.psql('tls_only', "SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'not_verified'")).toBe('0')
+  }, 60_000)
+
+  test('a CA file counts where libpq uses it: require checks the chain against it; prefer ignores it, a missing one too', async () => {
+    const requireOther = await run(tlsOnly(`?sslmode=require&sslrootcert=${encodeURIComponent(ca.otherCaFile)}`), 'require_checked')
+    expect(requireOther.status).toBe(1)
+    oneLine(requireOther.stderr)
+    const requireRight = await run(tlsOnly(`?sslmode=require&sslrootcert=${encodeURIComponent(ca.caFile)}`), 'require_checked')
+    expect(requireRight.stderr).toContain('mirror current')
+    const preferOther = await run(tlsOnly(), 'prefer_unchecked', { PGSSLROOTCERT: ca.otherCaFile })
+    expect(preferOther.stderr).toContain('mirror current')
+    const warehouse = `postgresql://postgres@127.0.0.1:${server.port}/warehouse?sslmode=disable&sslrootcert=/no/such/ca.pem`
+    expect((await run(warehouse, 'plain_unchecked')).status).toBe(0)
+  }, 60_000)
+
+  test('a path in sslrootcert is percent-decoded only: a + stays a +', async () => {
+    const withPlus = join(dirname(ca.caFile), 'ca+copy.crt')
+    copyFileSync(ca.caFile, withPlus)
+    const result = await run(tlsOnly(`?sslmode=verify-full&sslrootcert=${withPlus}`), 'plus_path')
+    expect(result.stderr).toContain('mirror current')
+  }, 60_000)
+
+  test('NODE_TLS_REJECT_UNAUTHORIZED=0 left in the environment does not turn verification off: the password never goes to an unverified server', async () => {
+    for (const mode of ['verify-full', 'verify-ca', 'require']) {
+      const result = await run(tlsOnly(`?sslmode=${mode}&sslrootcert=${encodeURIComponent(ca.otherCaFile)}`), 'unverified', { NODE_TLS_REJECT_UNAUTHORIZED: '0' })
+      expect(result.status).toBe(1)
+      oneLine(result.stderr)
+    }
+    expect(server.psql('tls_only', "SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'unverified'")).toBe('0')
   }, 60_000)
 
   test('sslmode=disable, in the URL or in PGSSLMODE, is obeyed: the TLS-only database refuses it with its reason', async () => {

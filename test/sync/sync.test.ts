@@ -140,6 +140,18 @@ describe('sync: wrong input and failures', () => {
     expect(run.stderr).not.toContain('s3cret')
   })
 
+  test('a wrong PGSSLMODE or PGSSLROOTCERT is named as the variable it came from: exit 2 with one line', async () => {
+    for (const [env, message] of [
+      [{ PGSSLMODE: 'no-verify' }, 'PGSSLMODE no-verify is not one of disable, allow, prefer, require, verify-ca, verify-full'],
+      [{ PGSSLMODE: 'verify-full', PGSSLROOTCERT: '/no/such/ca.pem' }, 'PGSSLROOTCERT /no/such/ca.pem does not exist'],
+    ] as const) {
+      const run = await sync(tenant, ['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me@127.0.0.1:1/db'], env)
+      expect(run.status).toBe(2)
+      expect(run.stderr.trim().split('\n')).toHaveLength(1)
+      expect(run.stderr).toContain(message)
+    }
+  })
+
   test('wrong input leaves no file behind, and a file that was there stays', async () => {
     const file = join(temp.dir, 'never.duckdb')
     expect((await sync(tenant, ['--url', tenant.server.base, '--into', file, '--since', '2999-01-01'])).status).toBe(2)

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { utimesSync } from 'node:fs'
 import { ControlStore } from '../../src/control/store.ts'
 import { tempDataDir } from '../support/harness.ts'
+import { eventually } from '../support/raw-http.ts'
 
 /**
  * The control store reopens control.sqlite when the file's identity changes (a restore), and
@@ -41,13 +42,18 @@ test('opening the store while another process writes and checkpoints never uses 
   new ControlStore(dir).close()
   const path = join(dir, 'control.sqlite')
   const writer = startWriter(path)
+  const probe = new Database(path, { readonly: true })
+  const rows = () => (probe.query('SELECT count(*) AS n FROM demo_quota_usage').get() as { n: number }).n
   try {
     // The writer's first rows: its checkpoints now change the file under every open below.
-    const probe = new Database(path, { readonly: true })
-    for (let i = 0; i < 200 && (probe.query('SELECT count(*) AS n FROM demo_quota_usage').get() as { n: number }).n < 10; i++) await Bun.sleep(10)
-    probe.close()
+    await eventually(() => rows() >= 10, 10_000, 'the writer process to write')
+    const before = rows()
     for (let i = 0; i < 300; i++) new ControlStore(dir).close()
+    // It wrote all along: the opens above raced its checkpoints, not an idle file.
+    expect(writer.exitCode).toBeNull()
+    expect(rows()).toBeGreaterThan(before)
   } finally {
+    probe.close()
     writer.kill()
     await writer.exited
   }
