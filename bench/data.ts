@@ -63,7 +63,9 @@ export function prepareData(root: string, parts: readonly DataPart[], log: (line
       rmSync(marker(part))
     }
     const cached = JSON.parse(readFileSync(manifest, 'utf8'))
-    if (part === 'big-tenant') out['big-tenant'] = cached
+    // The directory is where the data lies now, not where it was built: a checkout moved or
+    // copied with its bench/.data keeps working.
+    if (part === 'big-tenant') out['big-tenant'] = { ...cached, dataDir }
     else out['small-tenants'] = cached
   }
   return out
@@ -94,7 +96,7 @@ function buildBigTenant(dataDir: string, log: (line: string) => void): BigTenant
   })()
   store.close()
   return {
-    dataDir,
+    dataDir, // for the caller; the manifest's copy is replaced by the current one when read
     bigOrgId: big.id,
     bigTokens,
     bigTickets: tickets,
