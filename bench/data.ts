@@ -7,7 +7,7 @@ import { generateTenantData } from '../src/seed/generator.ts'
 import { tenantFilePath } from '../src/tenant/paths.ts'
 
 /** Bump when the data set or its layout changes, so a cached copy is rebuilt. */
-const DATA_VERSION = 5
+const DATA_VERSION = 6
 /** A fixed "now" makes the data (and so the figures) the same on every run. */
 export const DATA_NOW = Date.parse('2026-06-30T18:00:00.000Z')
 
