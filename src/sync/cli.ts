@@ -4,7 +4,7 @@ import { toInstant } from '../client/windows.ts'
 import { parseOptions, UsageError } from '../cli/args.ts'
 import { openTarget, parseTarget, type TargetSpec } from './open-target.ts'
 import { runSync, type SyncProgress, type SyncSummary } from './sync.ts'
-import { SyncInputError, type SyncTarget } from './target.ts'
+import { SyncInputError, TargetBusyError, type SyncTarget } from './target.ts'
 
 const USAGE = `usage: npm run -s sync -- --url <base URL> --into <file.duckdb | postgresql://user@host:port/db> [--schema <name>]
                           [--since <date>] [--reconcile] [--token-env <VAR>] [--json]
@@ -114,6 +114,8 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     if (error instanceof SyncInputError) {
       io.err(`sync: ${error.message}\n`)
       status = 2
+    } else if (error instanceof TargetBusyError) {
+      io.err(`sync: ${describeFailure(error, options)}\n`)
     } else {
       io.err(`${io.interactive ? '\n' : ''}sync: ${describeFailure(error, options)}; every window committed so far is kept, run sync again to go on\n`)
     }

@@ -2,7 +2,7 @@ import { SQL, type ReservedSQL } from 'bun'
 import { existsSync } from 'node:fs'
 import type { Location } from '../contract/schemas.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
-import { noRows, SyncInputError, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
+import { noRows, SyncInputError, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
 
 /**
  * A PostgreSQL schema `sync` keeps current (docs/loading.md#postgresql): the same tables and
@@ -298,7 +298,10 @@ export class PostgresTarget implements SyncTarget {
   }
 
   async close(): Promise<void> {
-    // Closing the connection ends its session, and with it the run lock.
+    // Let go of the run lock at once: a closed connection's session ends a moment later, when
+    // the server has noticed, and the next run (a cron job's, a --reconcile right after) may
+    // already be asking.
+    await this.sql.unsafe('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [runLockKey(this.location.schema)]).catch(() => undefined)
     this.sql.release()
     await this.pool.close()
   }
@@ -330,8 +333,14 @@ function tlsOption(location: PostgresLocation): SQL.PostgresOrMySQLOptions['tls'
  */
 async function takeRunLock(sql: ReservedSQL, schema: string): Promise<void> {
   const key = runLockKey(schema)
-  const [taken] = (await sql.unsafe('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [key])) as { locked: boolean }[]
-  if (taken!.locked) return
+  // A run that has just ended may still hold the lock for a moment (its backend goes on after
+  // the client has gone, and a killed client's until the server notices): wait a few seconds
+  // before calling the schema busy.
+  for (const deadline = Date.now() + RUN_LOCK_WAIT_MS; ; await Bun.sleep(100)) {
+    const [taken] = (await sql.unsafe('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [key])) as { locked: boolean }[]
+    if (taken!.locked) return
+    if (Date.now() >= deadline) break
+  }
   const [holder] = (await sql.unsafe(
     `SELECT l.pid, a.backend_start FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
      WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -339,8 +348,11 @@ async function takeRunLock(sql: ReservedSQL, schema: string): Promise<void> {
     [key],
   )) as { pid: number; backend_start: Date | null }[]
   const who = holder ? ` (PostgreSQL backend ${holder.pid}${holder.backend_start ? `, connected since ${holder.backend_start.toISOString()}` : ''})` : ''
-  throw new Error(`another sync is writing into schema ${schema}${who}; this run changed nothing: run it again when that one has ended`)
+  throw new TargetBusyError(`another sync is writing into schema ${schema}${who}; this run changed nothing: run it again when that one has ended`)
 }
+
+/** How long a run waits for the schema's lock before it gives up. */
+const RUN_LOCK_WAIT_MS = 5000
 
 /** The text whose hash keys a schema's run lock; the tests take the same lock. */
 export function runLockKey(schema: string): string {

@@ -65,3 +65,6 @@ export const noRows = (): RowCount => ({ inserted: 0, updated: 0, deleted: 0 })
 
 /** Wrong input: exit status 2, with a message that says what to do. */
 export class SyncInputError extends Error {}
+
+/** Another run is writing into the target: this run ends having changed nothing (exit 1). */
+export class TargetBusyError extends Error {}

@@ -208,6 +208,7 @@ describe.skipIf(!available)('PostgreSQL target', () => {
         expect(refused.status).toBe(1)
         expect(refused.stderr.trim().split('\n')).toHaveLength(1)
         expect(refused.stderr).toContain(`another sync is writing into schema t_busy (PostgreSQL backend ${pid}, connected since `)
+        expect(refused.stderr).not.toContain('every window committed')
         expect(server.psql('warehouse', "SELECT count(*) FROM information_schema.schemata WHERE schema_name = 't_busy'")).toBe('0')
         // Another schema's lock is another lock.
         const elsewhere = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 't_not_busy'])
@@ -216,6 +217,29 @@ describe.skipIf(!available)('PostgreSQL target', () => {
         const after = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 't_busy', '--json'])
         expect(after.status).toBe(0)
         expect(JSON.parse(after.stdout).tickets.inserted).toBeGreaterThan(0)
+      } finally {
+        holder.release()
+        await pool.close()
+        await tenant.server.close()
+      }
+    }, 60_000)
+
+    test('a run that finds the lock held by one just ending waits for it, then goes through; runs back to back never refuse each other', async () => {
+      const tenant: Tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
+      const pool = new SQL(databaseUrl, { max: 1 })
+      const holder = await pool.reserve()
+      try {
+        await holder.unsafe('SELECT pg_advisory_lock(hashtextextended($1, 0))', [runLockKey('t_handover')])
+        const waiting = sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 't_handover'])
+        await Bun.sleep(1000)
+        await holder.unsafe('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [runLockKey('t_handover')])
+        const run = await waiting
+        expect(run.stderr).toContain('mirror current')
+        expect(run.status).toBe(0)
+        for (const extra of [[], ['--reconcile'], [], ['--reconcile']]) {
+          const next = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 't_handover', ...extra])
+          expect(next.stderr).toContain('mirror current')
+        }
       } finally {
         holder.release()
         await pool.close()
