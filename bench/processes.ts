@@ -15,6 +15,9 @@ const children = new Set<{ kill(signal?: number | NodeJS.Signals): void }>()
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL')
 })
+// A signal's default action ends the process without 'exit': a benchmark stopped by `kill` or a
+// timeout would leave its servers running, pinned to a core, for the next run to trip over.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) process.once(signal, () => process.exit(code))
 
 export function track<T extends { kill(signal?: number | NodeJS.Signals): void }>(child: T): T {
   children.add(child)
