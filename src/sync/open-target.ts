@@ -1,5 +1,6 @@
 import { DuckDbTarget } from './duckdb-target.ts'
-import { parsePostgresUrl, PostgresTarget, type PostgresLocation } from './postgres-target.ts'
+import { PostgresTarget } from './postgres-target.ts'
+import { parsePostgresUrl, type PostgresLocation } from './postgres-location.ts'
 import { SyncInputError, type SyncTarget } from './target.ts'
 
 /** Where `--into` points: a DuckDB file or a PostgreSQL schema. */

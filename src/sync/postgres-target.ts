@@ -1,8 +1,8 @@
 import { SQL, type ReservedSQL } from 'bun'
-import { existsSync } from 'node:fs'
 import type { Location } from '../contract/schemas.ts'
+import { tlsOption, type PostgresLocation } from './postgres-location.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
-import { noRows, SyncInputError, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
+import { noRows, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
 
 /**
  * A PostgreSQL schema `sync` keeps current (docs/loading.md#postgresql): the same tables and
@@ -13,108 +13,6 @@ import { noRows, SyncInputError, TargetBusyError, type RowCount, type SyncState,
  * The client is Bun's own (`Bun.sql`): it speaks COPY and needs no dependency
  * (docs/architecture.md#postgresql-client).
  */
-
-export interface PostgresLocation {
-  /** For messages: the URL without its password, and the schema. */
-  description: string
-  hostname: string
-  port: number
-  username: string
-  password: string | undefined
-  database: string
-  schema: string
-  /** libpq's sslmode, `prefer` when none is given (as psql does). */
-  sslMode: SslMode
-  /** A CA certificate file to verify the server against (libpq's sslrootcert). */
-  sslRootCert: string | undefined
-}
-
-/** The identifier forms a schema name may take without quoting surprises. */
-const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
-
-const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const
-type SslMode = (typeof SSL_MODES)[number]
-
-/** The modes in which a CA file is used: the chain is checked against it. */
-const VERIFYING_MODES: readonly SslMode[] = ['require', 'verify-ca', 'verify-full']
-
-/** The URL parameters `sync` reads; any other is refused rather than silently ignored. */
-const URL_PARAMETERS = ['sslmode', 'sslrootcert']
-
-/**
- * The URL's query as libpq reads it: `name=value` pairs, percent-decoded (a `+` stays a `+`,
- * unlike a form's). A parameter `sync` would ignore is wrong input: a user who wrote `?ssl=true`
- * believes the password travels encrypted.
- */
-function urlParameters(url: URL): Map<string, string> {
-  const parameters = new Map<string, string>()
-  for (const pair of url.search.replace(/^\?/, '').split('&')) {
-    if (pair === '') continue
-    const [name = '', value = ''] = pair.split(/=(.*)/s)
-    let decoded: [string, string]
-    try {
-      decoded = [decodeURIComponent(name), decodeURIComponent(value)]
-    } catch {
-      throw new SyncInputError(`--into: the URL parameter ${name} is not percent-encoded correctly`)
-    }
-    if (!URL_PARAMETERS.includes(decoded[0])) {
-      throw new SyncInputError(`--into: the URL parameter ${decoded[0]} is not supported; sync reads ${URL_PARAMETERS.join(' and ')} (as libpq does)`)
-    }
-    parameters.set(...decoded)
-  }
-  return parameters
-}
-
-/**
- * The TLS settings, as libpq reads them: the URL's `sslmode` and `sslrootcert`, else PGSSLMODE
- * and PGSSLROOTCERT; a message names where a wrong value came from. The CA file counts only in
- * the modes that verify (require with a CA file verifies the chain, as libpq's does), so only
- * there must it exist.
- */
-function tlsSettings(url: URL, env: Record<string, string | undefined>): { sslMode: SslMode; sslRootCert: string | undefined } {
-  const parameters = urlParameters(url)
-  const [mode, modeSource] = parameters.has('sslmode') ? [parameters.get('sslmode')!, '--into: sslmode'] : [env.PGSSLMODE ?? 'prefer', 'PGSSLMODE']
-  if (!(SSL_MODES as readonly string[]).includes(mode)) {
-    throw new SyncInputError(`${modeSource} ${mode} is not one of ${SSL_MODES.join(', ')}`)
-  }
-  const sslMode = mode as SslMode
-  if (!VERIFYING_MODES.includes(sslMode)) return { sslMode, sslRootCert: undefined }
-  const [sslRootCert, certSource] = parameters.has('sslrootcert') ? [parameters.get('sslrootcert'), '--into: sslrootcert'] : [env.PGSSLROOTCERT, 'PGSSLROOTCERT']
-  if (sslRootCert !== undefined && !existsSync(sslRootCert)) throw new SyncInputError(`${certSource} ${sslRootCert} does not exist`)
-  return { sslMode, sslRootCert }
-}
-
-/**
- * Reads `postgresql://user[:password]@host[:port]/database[?sslmode=…&sslrootcert=…]` (or
- * `postgres://`); the password from the URL, else PGPASSWORD. Wrong input is a SyncInputError
- * that never repeats the password.
- */
-export function parsePostgresUrl(into: string, schema: string, env: Record<string, string | undefined>): PostgresLocation {
-  let url: URL
-  try {
-    url = new URL(into)
-  } catch {
-    throw new SyncInputError('--into is not a valid PostgreSQL URL: write postgresql://user@host:5432/database (the password in PGPASSWORD)')
-  }
-  const database = decodeURIComponent(url.pathname.replace(/^\//, ''))
-  if (!url.hostname || !database || database.includes('/')) {
-    throw new SyncInputError('--into needs a host and a database: postgresql://user@host:5432/database')
-  }
-  if (!SCHEMA_NAME.test(schema)) throw new SyncInputError(`--schema takes a plain name (letters, digits, _; not starting with a digit); got ${schema}`)
-  const port = url.port ? Number(url.port) : 5432
-  const username = decodeURIComponent(url.username) || env.PGUSER || 'postgres'
-  const password = url.password ? decodeURIComponent(url.password) : env.PGPASSWORD
-  return {
-    ...tlsSettings(url, env),
-    description: `postgresql://${encodeURIComponent(username)}@${url.host}/${encodeURIComponent(database)} (schema ${schema})`,
-    hostname: url.hostname.replace(/^\[|\]$/g, ''),
-    port,
-    username,
-    password,
-    database,
-    schema,
-  }
-}
 
 export class PostgresTarget implements SyncTarget {
   private readonly tickets: string
@@ -136,7 +34,7 @@ export class PostgresTarget implements SyncTarget {
   /**
    * Connects, takes the schema's run lock, and creates the schema and its tables if needed.
    * Everything runs on one reserved connection: a window's COPY, upsert and state in one
-   * transaction on it, and the run lock (a session lock) lives exactly as long as it does.
+   * transaction on it, and the run lock, a session lock, held on it until close().
    */
   static async open(location: PostgresLocation): Promise<PostgresTarget> {
     // The first argument is a URL so that Bun reads no connection URL of its own from the
@@ -305,24 +203,6 @@ export class PostgresTarget implements SyncTarget {
     this.sql.release()
     await this.pool.close()
   }
-}
-
-/**
- * What Bun's client takes for libpq's sslmode and sslrootcert. `disable`, `allow` and `prefer`
- * verify nothing and go as they are (Bun's `allow` tries TLS first, where libpq tries plain
- * first: the same connection or a safer one). `require` with a CA file checks the chain, as
- * libpq's does. Where a certificate is checked, `rejectUnauthorized` is set: without it Bun
- * obeys a NODE_TLS_REJECT_UNAUTHORIZED=0 left in the environment and checks nothing, and the
- * password would go to whoever answered.
- */
-function tlsOption(location: PostgresLocation): SQL.PostgresOrMySQLOptions['tls'] {
-  const { sslMode, sslRootCert } = location
-  const ca = sslRootCert === undefined ? {} : { ca: Bun.file(sslRootCert) }
-  if (sslMode === 'verify-full') return { ...ca, rejectUnauthorized: true }
-  if (sslMode === 'verify-ca' || (sslMode === 'require' && sslRootCert !== undefined)) {
-    return { ...ca, rejectUnauthorized: true, checkServerIdentity: () => undefined }
-  }
-  return sslMode
 }
 
 /**
