@@ -1,22 +1,18 @@
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { adminRunner, type AdminRun } from '../support/admin-cli.ts'
+import { adminOnFreshDataDir, type AdminRun } from '../support/admin-cli.ts'
 import { tenantDirectory, tenantFilePath } from '../../src/tenant/paths.ts'
 import { isWellFormedToken, hashToken } from '../../src/auth/token.ts'
 import { ControlStore } from '../../src/control/store.ts'
-import { tempDataDir, openTenant } from '../support/harness.ts'
+import { openTenant } from '../support/harness.ts'
 import { TENANT_MIGRATIONS, TENANT_SCHEMA_VERSION } from '../../src/tenant/migrations.ts'
 import { migrate } from '../../src/db/migrator.ts'
 
-let dataDir: string
-let cleanup: () => void
-beforeEach(() => ({ dir: dataDir, cleanup } = tempDataDir()))
-afterEach(() => cleanup())
-
 const NOW = Date.parse('2026-03-10T12:00:00.000Z')
 
-const admin = adminRunner(() => dataDir, NOW)
+const fresh = adminOnFreshDataDir(NOW)
+const { admin } = fresh
 
 /** Exit 2, nothing on stdout, one line on stderr; with --json that line is one JSON document. */
 function expectUsageError(result: AdminRun, fragment: string) {
@@ -39,8 +35,8 @@ describe('admin org', () => {
     const org = result.json()
     expect(org).toMatchObject({ name: 'Café Nord', slug: 'cafe-nord', plan: 'demo', apiEnabled: true })
     expect(org.id).toMatch(/^org_[A-Za-z0-9]{16}$/)
-    expect(existsSync(tenantFilePath(dataDir, org.id))).toBe(true)
-    const db = openTenant(dataDir, org.id)
+    expect(existsSync(tenantFilePath(fresh.dataDir, org.id))).toBe(true)
+    const db = openTenant(fresh.dataDir, org.id)
     expect(db.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
     expect(db.query('PRAGMA user_version').get()).toEqual({ user_version: TENANT_SCHEMA_VERSION })
     db.close()
@@ -68,13 +64,13 @@ describe('admin org', () => {
     expectUsageError(admin('org', 'explode'), 'unknown command')
     expectUsageError(admin(), 'command is required')
     expect(admin('org', 'list', '--json').json().organisations).toHaveLength(1)
-    expect(readdirSync(tenantDirectory(dataDir)).filter((f) => f.endsWith('.sqlite'))).toHaveLength(1)
+    expect(readdirSync(tenantDirectory(fresh.dataDir)).filter((f) => f.endsWith('.sqlite'))).toHaveLength(1)
   })
 
   test('the slug rule holds wherever an organisation is made: the CLI and the store alike', () => {
     expectUsageError(admin('org', 'create', '--name', 'Bad', '--slug', 'org_x'), 'slug "org_x" must be lower-case letters, digits and dashes (at most 63)')
     expectUsageError(admin('org', 'create', '--name', '!!!'), 'slug "" must be lower-case letters')
-    const store = new ControlStore(dataDir)
+    const store = new ControlStore(fresh.dataDir)
     try {
       const input = { name: 'Direct', plan: 'paid' as const, apiEnabled: true, createdAt: new Date(NOW).toISOString() }
       expect(() => store.createOrganisation({ ...input, slug: 'Has Spaces' })).toThrow('slug "Has Spaces" must be lower-case letters')
@@ -84,7 +80,7 @@ describe('admin org', () => {
     } finally {
       store.close()
     }
-    expect(existsSync(tenantDirectory(dataDir))).toBe(false) // nothing made for a refused slug
+    expect(existsSync(tenantDirectory(fresh.dataDir))).toBe(false) // nothing made for a refused slug
   })
 })
 
@@ -107,7 +103,7 @@ describe('admin token', () => {
     expect(second.stdout).toContain('already revoked')
 
     // Only the hash is stored.
-    const store = new ControlStore(dataDir)
+    const store = new ControlStore(fresh.dataDir)
     const rows = store.db.query('SELECT * FROM api_tokens').all()
     store.close()
     expect(JSON.stringify(rows)).not.toContain(created.token)
@@ -145,7 +141,7 @@ describe('admin messages that tell the operator what to do', () => {
     expectUsageError(admin('seed', '--org', 'ranges', '--per-day', '-5'), '--per-day must be a whole number from 1 to 1000000')
     expectUsageError(admin('seed', '--org', 'ranges', '--days', '-1', '--json'), '--days must be a whole number from 1 to 3660')
     expectUsageError(admin('seed', '--org', 'ranges', '--per-day', '0'), '--per-day must be a whole number from 1 to 1000000')
-    expect(openTenant(dataDir, admin('org', 'list', '--json').json().organisations[0].id).query('SELECT count(*) AS n FROM tickets').get()).toEqual({ n: 0 })
+    expect(openTenant(fresh.dataDir, admin('org', 'list', '--json').json().organisations[0].id).query('SELECT count(*) AS n FROM tickets').get()).toEqual({ n: 0 })
   })
 
   test('option mistakes name the option and the fix', () => {
@@ -205,8 +201,8 @@ describe('admin migrate', () => {
     const current = admin('org', 'create', '--name', 'Current', '--json').json()
     const old = admin('org', 'create', '--name', 'Old', '--json').json()
     // A file as the administration application writes it: the contract schema, version 1.
-    rmSync(tenantFilePath(dataDir, old.id))
-    const db = openTenant(dataDir, old.id)
+    rmSync(tenantFilePath(fresh.dataDir, old.id))
+    const db = openTenant(fresh.dataDir, old.id)
     migrate(db, TENANT_MIGRATIONS.slice(0, 1))
     db.close()
     const newest = TENANT_SCHEMA_VERSION
@@ -220,7 +216,7 @@ describe('admin migrate', () => {
       ...byId([current, old]).map((o) => (o === old ? `${old.id} (old): version 1 → ${newest}` : `${current.id} (current): already current (version ${newest})`)),
       '1 tenant file(s) changed, 1 already current',
     ])
-    const upgraded = openTenant(dataDir, old.id)
+    const upgraded = openTenant(fresh.dataDir, old.id)
     expect(upgraded.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND name LIKE 'tickets_%_created'").get()).toEqual({ n: 3 })
     upgraded.close()
 
@@ -232,14 +228,14 @@ describe('admin migrate', () => {
 
   test('a missing tenant file is created at the newest version, and said so', () => {
     const org = admin('org', 'create', '--name', 'Lost', '--json').json()
-    rmSync(tenantFilePath(dataDir, org.id))
+    rmSync(tenantFilePath(fresh.dataDir, org.id))
     expect(admin('migrate').stdout).toContain(`${org.id} (lost): file was missing; created at version ${TENANT_SCHEMA_VERSION}`)
     expect(admin('migrate', '--json').json().tenants).toEqual([{ organisationId: org.id, slug: 'lost', from: TENANT_SCHEMA_VERSION, to: TENANT_SCHEMA_VERSION, created: false }])
   })
 
   test('a tenant file newer than this program is an unexpected error, as one JSON document with --json', () => {
     const org = admin('org', 'create', '--name', 'Future', '--json').json()
-    const db = openTenant(dataDir, org.id)
+    const db = openTenant(fresh.dataDir, org.id)
     db.exec('PRAGMA user_version = 99')
     db.close()
     const result = admin('migrate', '--json')
@@ -257,7 +253,7 @@ describe('admin as a process', () => {
   }
 
   test('org create --json prints exactly one JSON document', async () => {
-    const { stdout, stderr, status } = await run(['org', 'create', '--name', 'Process Org', '--json'], { DATA_DIR: dataDir })
+    const { stdout, stderr, status } = await run(['org', 'create', '--name', 'Process Org', '--json'], { DATA_DIR: fresh.dataDir })
     expect(status).toBe(0)
     expect(stderr).toBe('')
     expect(JSON.parse(stdout)).toMatchObject({ name: 'Process Org', slug: 'process-org' })
@@ -286,7 +282,7 @@ describe('admin as a process', () => {
 describe('admin through `npm run -s admin --` in a real shell', () => {
   const root = join(import.meta.dir, '..', '..')
   const shell = async (command: string) => {
-    const env: Record<string, string> = { DATA_DIR: dataDir }
+    const env: Record<string, string> = { DATA_DIR: fresh.dataDir }
     for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith('npm_') && key !== 'DATA_DIR') env[key] = value
     env.PATH = (process.env.PATH ?? '').split(':').filter((dir) => !dir.includes('node_modules')).join(':')
     const proc = Bun.spawn(['bash', '-c', command], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' })
@@ -312,10 +308,10 @@ describe('admin through `npm run -s admin --` in a real shell', () => {
 })
 
 test('data directory is private: 0700 directories, 0600 files', () => {
-  dataDir = join(dataDir, 'fresh', 'data') // not there yet: the CLI creates it
+  fresh.dataDir = join(fresh.dataDir, 'fresh', 'data') // not there yet: the CLI creates it
   admin('org', 'create', '--name', 'Private', '--json')
-  expect(statSync(dataDir).mode & 0o777).toBe(0o700)
-  expect(statSync(tenantDirectory(dataDir)).mode & 0o777).toBe(0o700)
-  const files = [join(dataDir, 'control.sqlite'), ...readdirSync(tenantDirectory(dataDir)).map((f) => join(tenantDirectory(dataDir), f))]
+  expect(statSync(fresh.dataDir).mode & 0o777).toBe(0o700)
+  expect(statSync(tenantDirectory(fresh.dataDir)).mode & 0o777).toBe(0o700)
+  const files = [join(fresh.dataDir, 'control.sqlite'), ...readdirSync(tenantDirectory(fresh.dataDir)).map((f) => join(tenantDirectory(fresh.dataDir), f))]
   for (const file of files) expect(statSync(file).mode & 0o777).toBe(0o600)
 })

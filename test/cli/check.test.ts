@@ -1,20 +1,16 @@
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
-import { adminRunner } from '../support/admin-cli.ts'
+import { adminOnFreshDataDir } from '../support/admin-cli.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { TENANT_MIGRATIONS, TENANT_SCHEMA_VERSION } from '../../src/tenant/migrations.ts'
 import { migrate, schemaVersion } from '../../src/db/migrator.ts'
-import { tempDataDir, openTenant } from '../support/harness.ts'
+import { openTenant } from '../support/harness.ts'
 import { writeStructure, writeTickets } from '../support/fixtures.ts'
-
-let dataDir: string
-let cleanup: () => void
-beforeEach(() => ({ dir: dataDir, cleanup } = tempDataDir()))
-afterEach(() => cleanup())
 
 const NOW = Date.parse('2026-03-10T12:00:00.000Z')
 
-const admin = adminRunner(() => dataDir, NOW)
+const fresh = adminOnFreshDataDir(NOW)
+const { admin } = fresh
 
 const ticket = (id: string, number = 1) => ({ id, number, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: '2026-03-01T08:00:00.000Z' })
 
@@ -25,8 +21,8 @@ const ticket = (id: string, number = 1) => ({ id, number, queueId: 'q_pay', loca
  */
 function olderFileWithBadRows(): { id: string; slug: string } {
   const org = admin('org', 'create', '--name', 'Older', '--json').json()
-  rmSync(tenantFilePath(dataDir, org.id))
-  const db = openTenant(dataDir, org.id)
+  rmSync(tenantFilePath(fresh.dataDir, org.id))
+  const db = openTenant(fresh.dataDir, org.id)
   migrate(db, TENANT_MIGRATIONS.slice(0, 3))
   writeStructure(db)
   writeTickets(db, [ticket('t_good'), ticket('t_blob'), ticket('t_text'), ticket('t_big'), ticket('')])
@@ -68,7 +64,7 @@ describe('admin check', () => {
 
   test('a clean file: exit 0 and says so', () => {
     const org = admin('org', 'create', '--name', 'Clean', '--json').json()
-    const db = openTenant(dataDir, org.id)
+    const db = openTenant(fresh.dataDir, org.id)
     writeStructure(db)
     writeTickets(db, [ticket('t_1')])
     db.close()
@@ -83,7 +79,7 @@ describe('admin check', () => {
     expect(admin('check')).toMatchObject({ status: 2, stderr: 'admin: --org is required\n' })
     const org = admin('org', 'create', '--name', 'Gone', '--json').json()
     expect(admin('check', '--org', 'gone', '--limit', '0')).toMatchObject({ status: 2, stderr: 'admin: --limit must be a whole number from 1 to 100000\n' })
-    rmSync(tenantFilePath(dataDir, org.id))
+    rmSync(tenantFilePath(fresh.dataDir, org.id))
     expect(admin('check', '--org', 'gone')).toMatchObject({ status: 2, stderr: 'admin: organisation "gone" has no tenant file; `admin migrate` creates an empty one\n' })
   })
 })
@@ -97,11 +93,11 @@ describe('version 4 and the rows already there', () => {
     expect(result.stdout).toContain('0 tenant file(s) changed, 1 already current, 1 not at the newest version')
     expect(admin('migrate', '--json').json().tenants[0]).toMatchObject({ from: 3, to: 3, refused: expect.stringContaining('5 row(s)') })
 
-    const db = openTenant(dataDir, org.id)
+    const db = openTenant(fresh.dataDir, org.id)
     db.exec(`DELETE FROM tickets WHERE id <> 't_good'; UPDATE locations SET name = 'Amsterdam Centraal' WHERE id = 'loc_a'`)
     db.close()
     expect(admin('migrate')).toMatchObject({ status: 0 })
-    const migrated = openTenant(dataDir, org.id)
+    const migrated = openTenant(fresh.dataDir, org.id)
     expect(schemaVersion(migrated)).toBe(4)
     expect(() => migrated.exec(`UPDATE tickets SET called_at = x'00ff'`)).toThrow('tenant contract: tickets.called_at')
     migrated.close()
@@ -110,7 +106,7 @@ describe('version 4 and the rows already there', () => {
   test('admin seed --replace over a file with bad rows replaces them and brings it to version 4', () => {
     const org = olderFileWithBadRows()
     expect(admin('seed', '--org', org.slug, '--days', '2', '--per-day', '20', '--replace')).toMatchObject({ status: 0 })
-    const db = openTenant(dataDir, org.id)
+    const db = openTenant(fresh.dataDir, org.id)
     expect(schemaVersion(db)).toBe(TENANT_SCHEMA_VERSION)
     db.close()
     expect(admin('check', '--org', org.slug)).toMatchObject({ status: 0 })
@@ -119,7 +115,7 @@ describe('version 4 and the rows already there', () => {
   test('admin seed --replace starts a new change history', () => {
     const org = admin('org', 'create', '--name', 'Seeded', '--json').json()
     const historyId = () => {
-      const db = openTenant(dataDir, org.id)
+      const db = openTenant(fresh.dataDir, org.id)
       const { history_id } = db.query('SELECT history_id FROM change_history').get() as { history_id: string }
       db.close()
       return history_id
