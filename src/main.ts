@@ -44,7 +44,7 @@ function listenForMetrics(listen: () => unknown): void {
     listen()
   } catch (error) {
     if (!isAddressInUse(error)) throw error
-    refuseToStart(`METRICS_PORT ${config.metricsPort} on ${config.metricsHost} is already in use by another process: stop it, or set METRICS_PORT to a free port`)
+    refuseToStart(new PortInUseError(config.metricsHost, config.metricsPort!, 'METRICS_PORT').message)
   }
 }
 

@@ -6,6 +6,7 @@ import { summarise } from '../stats.ts'
 import { prepareHugeTenant } from '../sync-data.ts'
 import { postgresAvailable, startPostgres } from '../../test/support/postgres-server.ts'
 import type { Scenario } from '../scenario.ts'
+import { columnList } from '../../src/sync/ticket-columns.ts'
 
 interface SyncRun {
   seconds: number
@@ -119,7 +120,7 @@ export const sync: Scenario = {
       // The export's CSV, once, for psql to load.
       const download = Bun.spawn(['curl', '-s', '-f', '-o', csvFile, '-H', `Authorization: Bearer ${token}`, `${server.base}/v1/exports/tickets.csv?from=${big.range1m.from}&to=${big.range1m.to}`])
       if ((await download.exited) !== 0) throw new Error('the export could not be downloaded for psql')
-      const columns = 'id, number, queue_id, location_id, status, created_at, called_at, completed_at, cancelled_at, skipped_at, no_show_at, called_by_device_session_id'
+      const columns = columnList()
       const first: SyncRun[] = []
       const copies: number[] = []
       const reconciles: SyncRun[] = []

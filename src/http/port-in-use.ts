@@ -22,8 +22,9 @@ import { createServer } from 'node:net'
  * A worker must not probe: its siblings already hold the port.
  */
 export class PortInUseError extends Error {
-  constructor(readonly host: string, readonly port: number) {
-    super(`port ${port} on ${host} is already in use by another process: stop it, or set PORT to a free port (PORT=0 picks one)`)
+  /** `variable`: the setting that chose the port, which the message tells the operator to change. */
+  constructor(readonly host: string, readonly port: number, variable: 'PORT' | 'METRICS_PORT' = 'PORT') {
+    super(`${variable} ${port} on ${host} is already in use by another process: stop it, or set ${variable} to a free port (${variable}=0 picks one)`)
   }
 }
 

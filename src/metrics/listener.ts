@@ -1,9 +1,10 @@
 import type { Server } from 'bun'
+import { Registry } from 'prom-client'
 import type { Logger } from '../logger.ts'
 import { requestTarget } from '../http/request-target.ts'
 
-/** The Prometheus text exposition format, version 0.0.4 (what prom-client writes). */
-export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+/** The Prometheus text exposition format, version 0.0.4: what prom-client writes. */
+const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE
 
 export interface MetricsListenerOptions {
   host: string

@@ -1,8 +1,8 @@
 import type { RequestObserver } from '../http/pipeline.ts'
 import { ControlStoreUnavailableError } from '../control/store.ts'
-import { operationOf, type LimitRejection, type MetricsRecorder } from './recorder.ts'
+import { LIMIT_REJECTIONS, operationOf, type LimitRejection, type MetricsRecorder } from './recorder.ts'
 
-const REJECTIONS: ReadonlySet<string> = new Set<LimitRejection>(['rate_limited', 'demo_quota_exceeded'])
+const REJECTIONS: ReadonlySet<string> = new Set(LIMIT_REJECTIONS)
 
 /**
  * The metrics' observer of the request pipeline (src/http/pipeline.ts): every answered request

@@ -16,9 +16,9 @@ import packageJson from '../../package.json' with { type: 'json' }
  * Request durations from a 1 ms page to a 10 s export and past it (a five-minute export still
  * lands in a bucket, not only in +Inf): roughly ×2.5 steps, 18 buckets.
  */
-export const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
 
-export const SERVICE_VERSION: string = packageJson.version
+const SERVICE_VERSION: string = packageJson.version
 
 export interface ServiceMetrics {
   recorder: MetricsRecorder
@@ -26,7 +26,7 @@ export interface ServiceMetrics {
 }
 
 /** A fresh registry holding every metric of the service, and the recorder that feeds it. */
-export function createServiceMetrics(options: { version?: string } = {}): ServiceMetrics {
+export function createServiceMetrics(): ServiceMetrics {
   const registry = new Registry()
   const registers = [registry]
 
@@ -83,7 +83,7 @@ export function createServiceMetrics(options: { version?: string } = {}): Servic
     labelNames: ['version'] as const,
     aggregator: 'first',
     registers,
-  }).set({ version: options.version ?? SERVICE_VERSION }, 1)
+  }).set({ version: SERVICE_VERSION }, 1)
 
   // Series that exist before their first event, so that rate() and the alerts see a 0 rather
   // than nothing.

@@ -4,7 +4,7 @@ import { toInstant } from '../client/windows.ts'
 import { parseOptions, UsageError } from '../cli/args.ts'
 import { openTarget, parseTarget, type TargetSpec } from './open-target.ts'
 import { runSync, type SyncProgress, type SyncSummary } from './sync.ts'
-import { SyncInputError, TargetBusyError, type SyncTarget } from './target.ts'
+import { TargetBusyError, type SyncTarget } from './target.ts'
 
 const USAGE = `usage: npm run -s sync -- --url <base URL> --into <file.duckdb | postgresql://user@host:port/db> [--schema <name>]
                           [--since <date>] [--reconcile] [--token-env <VAR>] [--json]
@@ -61,7 +61,7 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     }
     options = parsed
   } catch (error) {
-    if (!(error instanceof UsageError || error instanceof SyncInputError)) throw error
+    if (!(error instanceof UsageError)) throw error
     io.err(`sync: ${error.message}\n`)
     return 2
   }
@@ -111,7 +111,7 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     else io.err(`${io.interactive ? '\n' : ''}${describeSummary(summary, requests, waits.length)}\n`)
     status = 0
   } catch (error) {
-    if (error instanceof SyncInputError) {
+    if (error instanceof UsageError) {
       io.err(`sync: ${error.message}\n`)
       status = 2
     } else if (error instanceof TargetBusyError) {

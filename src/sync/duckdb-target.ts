@@ -46,7 +46,7 @@ const CSV_AS_COLUMNS = TICKET_COLUMNS.map((column) => `"${column.field}" AS ${co
  * count (DuckDB spills to a temporary directory beside the file past it); insertion order is not
  * kept, which a bulk load does not need and which costs memory.
  */
-export const DUCKDB_MEMORY_LIMIT = '128MB'
+const DUCKDB_MEMORY_LIMIT = '128MB'
 const DUCKDB_SETTINGS = { memory_limit: DUCKDB_MEMORY_LIMIT, preserve_insertion_order: 'false' }
 
 /**

@@ -71,7 +71,6 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     state = stored
   } else {
     const since = options.since ?? now - TRAILING_MS
-    if (since >= now) throw new SyncInputError(`--since must be in the past; got ${iso(since)}`)
     // Saved with the first window, not before: a first run that fails before it (a wrong URL or
     // token) leaves a target that can still be given the right ones.
     state = { baseUrl, since, loadedUntil: since, backfillUntil: horizon, changesToken: null, reconcileFrom: null, lastRun: null }

@@ -1,4 +1,5 @@
 import type { Location } from '../contract/schemas.ts'
+import { UsageError } from '../cli/args.ts'
 
 /**
  * What `sync` writes into, whatever the engine (docs/loading.md#sync): the organisation's
@@ -63,8 +64,11 @@ export interface RowCount {
 
 export const noRows = (): RowCount => ({ inserted: 0, updated: 0, deleted: 0 })
 
-/** Wrong input: exit status 2, with a message that says what to do. */
-export class SyncInputError extends Error {}
+/**
+ * Wrong input found past the command line (the target's URL, a target that mirrors another
+ * server): a UsageError, so exit status 2 with a message that says what to do.
+ */
+export class SyncInputError extends UsageError {}
 
 /** Another run is writing into the target: this run ends having changed nothing (exit 1). */
 export class TargetBusyError extends Error {}

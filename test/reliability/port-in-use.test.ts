@@ -31,7 +31,7 @@ function expectRefused(result: Awaited<ReturnType<typeof runServerProcessToExit>
   expect(result.status).toBe(2)
   expect(result.stdout).toBe('')
   expect(result.stderr.trim().split('\n')).toEqual([
-    `port ${port} on 127.0.0.1 is already in use by another process: stop it, or set PORT to a free port (PORT=0 picks one)`,
+    `PORT ${port} on 127.0.0.1 is already in use by another process: stop it, or set PORT to a free port (PORT=0 picks one)`,
   ])
   expect(existsSync(unusedDataDir)).toBe(false)
 }
@@ -66,7 +66,7 @@ describe('assertPortFree', () => {
       const error = await assertPortFree('127.0.0.1', port).catch((e: unknown) => e)
       expect(error).toBeInstanceOf(PortInUseError)
       expect((error as PortInUseError).port).toBe(port)
-      expect((error as Error).message).toStartWith(`port ${port} on 127.0.0.1 is already in use`)
+      expect((error as Error).message).toStartWith(`PORT ${port} on 127.0.0.1 is already in use`)
     }
   })
 
