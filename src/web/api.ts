@@ -26,6 +26,16 @@ export function limitsShownBy(error: unknown): PageLimits | undefined {
   return error instanceof ApiResponseError ? limitsOfErrors.get(error) : undefined
 }
 
+/** Remembers the limits an error answer showed, for limitsShownBy() (an error met elsewhere, as in the charts' worker). */
+export function rememberLimits(error: unknown, limits: PageLimits | null): void {
+  if (limits && error instanceof ApiResponseError) limitsOfErrors.set(error, limits)
+}
+
+/** What an answer showed of the limits, or null when it showed none (an answer before the token was recognised). */
+export function limitsShown(headers: Headers): PageLimits | null {
+  return headers.get('RateLimit-Policy') ? readLimits(headers) : null
+}
+
 /**
  * The project's client for one call, with the token in use. The page waits for nothing and
  * retries nothing by itself: a 429 is shown with its countdown and a failure explained, so the
@@ -52,7 +62,7 @@ async function call<T>(token: string | null, work: (client: Client) => Promise<T
     return { result, limits: readLimits(last!.headers) }
   } catch (error) {
     const answer = last as Response | null
-    if (error instanceof ApiResponseError && answer?.headers.get('RateLimit-Policy')) limitsOfErrors.set(error, readLimits(answer.headers))
+    if (answer) rememberLimits(error, limitsShown(answer.headers))
     throw error
   }
 }

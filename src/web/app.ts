@@ -3,15 +3,15 @@
 // Every API call goes through api.ts.
 
 import { ApiResponseError, compactInstant, type Ticket } from '../client/index.ts'
-import { fetchFirstTickets, fetchLocations, limitsShownBy, readLimits, startExport, ticketQuery, type PageLimits } from './api.ts'
-import { ChartsFailed, computeCharts, type ChartsProgress } from './charts/run.ts'
+import { fetchFirstTickets, fetchLocations, limitsShownBy, startExport, ticketQuery, type PageLimits } from './api.ts'
+import { computeCharts, type ChartsProgress } from './charts/run.ts'
 import { createFeedback } from './feedback.ts'
 import { defaultRange, describeRange, readRange, type ReadRange } from './range.ts'
 import { placeNames, readPlaces, renderPlaces, type PlaceSelection } from './places.ts'
 import { renderPreview } from './preview.ts'
 import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.ts'
 import { forgetSession, rememberOrganisation, rememberedOrganisation, storeToken, storeZone, storedToken, storedZone, tokenHint, type Organisation } from './session.ts'
-import { LocalClock, browserTimeZone, canonicalTimeZone, describeOffset, knownTimeZones } from './zone.ts'
+import { LocalClock, browserTimeZone, canonicalTimeZone, dayKey, describeOffset, knownTimeZones, type DayNumber } from './zone.ts'
 
 /** Rows the preview shows of the page it reads. */
 const PREVIEW_ROWS = 20
@@ -203,7 +203,7 @@ function updateSummary() {
  * The query of the form, or null after saying what to fix. The charts take any range (the client
  * splits it into windows of 90 days); a file covers at most 90 days.
  */
-function currentQuery(purpose: 'file' | 'charts' = 'file'): { params: URLSearchParams; summary: string; range: ReadRange } | null {
+function currentQuery(purpose: 'file' | 'charts' = 'file'): { params: URLSearchParams; selection: string; summary: string; range: ReadRange } | null {
   els.from.removeAttribute('aria-invalid')
   els.to.removeAttribute('aria-invalid')
   const range = readRange(els.from.value, els.to.value, state.clock, purpose === 'charts' ? null : undefined)
@@ -224,7 +224,8 @@ function currentQuery(purpose: 'file' | 'charts' = 'file'): { params: URLSearchP
     feedback.show('query', `${places.queueIds.length} queues are too many for one request: tick fewer, or none for all queues.`)
     return null
   }
-  return { params, summary: `${describeSelection(places, statuses)}, ${describeRange(range)}`, range }
+  const selection = describeSelection(places, statuses)
+  return { params, selection, summary: `${selection}, ${describeRange(range)}`, range }
 }
 
 // ---- actions --------------------------------------------------------------------------------------
@@ -401,10 +402,10 @@ function chartsProgress(progress: ChartsProgress) {
   feedback.progress(`Reading tickets for the charts: ${progress.tickets.toLocaleString()} so far (${formatBytes(progress.bytes)}, ${Math.round(progress.fraction * 100)}% of the range)…`)
 }
 
-/** A file-name-safe stem for the numbers' CSV files: the local days and the zone. */
-function numbersFileStem(): string {
-  const day = (value: string) => value.replaceAll('-', '')
-  return `${day(els.from.value)}-${day(els.to.value)}_${state.clock.zone.replaceAll('/', '-')}`.replace(/[^A-Za-z0-9_+-]/g, '')
+/** A file-name-safe stem for the numbers' CSV files: the local days and the zone they were computed for. */
+function numbersFileStem(range: ReadRange, zone: string): string {
+  const day = (value: DayNumber) => dayKey(value).replaceAll('-', '')
+  return `${day(range.firstDay)}-${day(range.lastDay)}_${zone.replaceAll('/', '-')}`.replace(/[^A-Za-z0-9_+-]/g, '')
 }
 
 async function charts() {
@@ -421,23 +422,22 @@ async function charts() {
   const zone = state.clock.zone
   try {
     const queueNames = new Map([...placeNames(state.organisation?.locations ?? []).queues].map(([id, queue]) => [id, queue.name]))
-    const [{ numbers, limitHeaders }, view] = await Promise.all([
+    const [{ numbers, limits }, view] = await Promise.all([
       computeCharts({ token: state.token!, query: ticketQuery(query.params), zone, firstDay: query.range.firstDay, lastDay: query.range.lastDay, queueNames }, chartsProgress, controller.signal),
       import('./charts/view.ts'),
     ])
-    if (limitHeaders.get('RateLimit-Policy')) noteLimits(readLimits(limitHeaders))
+    if (limits) noteLimits(limits)
     els.chartsSection.hidden = false
     const count = `${numbers.tickets.toLocaleString()} ticket${numbers.tickets === 1 ? '' : 's'}`
-    els.chartsSummary.textContent = `${count} created ${describeRange(query.range)}, in days of ${zone}: ${describeSelection(readSelection().places, readSelection().statuses)}.`
-    view.drawCharts(els.chartsList, numbers, numbersFileStem())
+    // What was asked, not the form as it is now: it may have been changed while the tickets were read.
+    els.chartsSummary.textContent = `${count} created ${describeRange(query.range)}, in days of ${zone}: ${query.selection}.`
+    view.drawCharts(els.chartsList, numbers, numbersFileStem(query.range, zone))
     feedback.progress(numbers.tickets === 0 ? `No tickets match: the charts are empty. Selection: ${query.summary}.` : `Charts drawn from ${count} (days in ${zone}).`)
     els.chartsSection.scrollIntoView({ block: 'start' })
   } catch (error) {
     feedback.progress('')
-    const reason = error instanceof ChartsFailed ? error.reason : error
-    if (error instanceof ChartsFailed && error.limitHeaders.get('RateLimit-Policy')) noteLimits(readLimits(error.limitHeaders))
-    if ((reason as Error | undefined)?.name === 'AbortError') feedback.show('query', 'The charts were cancelled; nothing was drawn.', 'info')
-    else handleProblem(reason, 'query')
+    if ((error as Error | undefined)?.name === 'AbortError') feedback.show('query', 'The charts were cancelled; nothing was drawn.', 'info')
+    else handleProblem(error, 'query')
   } finally {
     state.charts = null
     els.progressBar.hidden = true

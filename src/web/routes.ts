@@ -92,10 +92,7 @@ function compressedFile(path: string, type: string) {
 
 function asset(path: string, type: string): () => Response {
   const file = Bun.file(path)
-  return () =>
-    new Response(file, {
-      headers: { 'Content-Type': type, 'Cache-Control': 'no-cache', 'Content-Security-Policy': CONTENT_SECURITY_POLICY },
-    })
+  return () => new Response(file, { headers: assetHeaders(type) })
 }
 
 /** The pages outside /v1 (docs/api.md#pages-outside-v1): the export page, the API reference, the OpenAPI document. */

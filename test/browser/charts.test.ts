@@ -274,7 +274,7 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
     await limited.page.context().close()
   })
 
-  test('a range over 90 days is read window by window with progress; Cancel stops it, and nothing is drawn', async () => {
+  test('a range over 90 days is read window by window with progress; Cancel stops it, and nothing is drawn; the form changed meanwhile changes nothing drawn', async () => {
     // 30 000 tickets, one every 5 minutes from 1 January 2026: into April, past the first window of 90 days.
     const { token } = setup.server.seeded({ bulk: { count: 30_000, start: '2026-01-01', everySeconds: 300 } })
     const { page, requests } = await openPage(setup.browser, setup.server.base)
@@ -305,6 +305,25 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
     const perDay = (await shownTables(page))['Tickets per day']!.slice(1)
     expect(perDay).toHaveLength(151)
     expect(perDay.reduce((sum, row) => sum + Number(row.at(-1)), 0)).toBe(30_000)
+
+    // Dates changed in the form while the tickets are read: the charts, their summary and the
+    // names of their CSV files all keep to the range that was asked for.
+    const asked = await page.locator('#charts-summary').textContent()
+    const again = new Promise<void>((resolve) => (release = resolve))
+    await page.context().route(/\/v1\/exports\/tickets\.csv\?from=2026-04-01/, async (route) => {
+      await again
+      await route.continue()
+    })
+    await page.getByRole('button', { name: 'Charts' }).click()
+    await page.getByText(/Reading tickets for the charts: 25,920 so far/).waitFor()
+    await setRange(page, '2026-02-01', '2026-02-10')
+    await page.getByRole('checkbox', { name: 'Payments' }).check()
+    release()
+    await page.getByText(/^Charts drawn from 30,000 tickets/).waitFor()
+    expect(await page.locator('#charts-summary').textContent()).toBe(asked)
+    expect(asked).toContain('1 Jan – 31 May 2026')
+    const [numbersFile] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download these numbers (CSV)' }).first().click()])
+    expect(numbersFile.suggestedFilename()).toMatch(/^[a-z-]+_20260101-20260531_/)
     await page.context().close()
   })
 })

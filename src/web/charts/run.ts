@@ -5,6 +5,7 @@
 import { NetworkError, UnexpectedResponseError, errorFromResponse, type TicketQuery } from '../../client/index.ts'
 import type { ChartNumbers } from './aggregate.ts'
 import type { FromWorker, LimitHeaders, ToWorker, WorkerFailure } from './messages.ts'
+import { limitsShown, rememberLimits, type PageLimits } from '../api.ts'
 
 export interface ChartsRequest {
   token: string
@@ -20,16 +21,6 @@ export interface ChartsProgress {
   bytes: number
   /** How far into the range the rows read so far reach, 0 to 1. */
   fraction: number
-}
-
-/** A failure of the charts, with the rate-limit headers the last answer had (for the quota line). */
-export class ChartsFailed extends Error {
-  constructor(
-    readonly reason: unknown,
-    readonly limitHeaders: Headers,
-  ) {
-    super('the charts could not be computed', { cause: reason })
-  }
 }
 
 async function rebuild(failure: WorkerFailure): Promise<unknown> {
@@ -56,11 +47,12 @@ async function rebuild(failure: WorkerFailure): Promise<unknown> {
 let idle: Worker | null = null
 
 /**
- * Computes the charts' numbers in a worker. Resolves with them and the last answer's
- * rate-limit headers; rejects with ChartsFailed. `signal` cancels: the worker aborts the
- * export (the server releases its statement) and is then ended.
+ * Computes the charts' numbers in a worker. Resolves with them and the limits the last answer
+ * showed; rejects with the client's typed error, whose limits limitsShownBy() knows, as the
+ * page's own calls do. `signal` cancels: the worker aborts the export (the server releases its
+ * statement) and is then ended.
  */
-export function computeCharts(request: ChartsRequest, onProgress: (progress: ChartsProgress) => void, signal: AbortSignal): Promise<{ numbers: ChartNumbers; limitHeaders: Headers }> {
+export function computeCharts(request: ChartsRequest, onProgress: (progress: ChartsProgress) => void, signal: AbortSignal): Promise<{ numbers: ChartNumbers; limits: PageLimits | null }> {
   const worker = idle ?? new Worker('/assets/charts-worker.js', { type: 'module', name: 'charts' })
   idle = null
   const send = (message: ToWorker) => worker.postMessage(message)
@@ -78,15 +70,17 @@ export function computeCharts(request: ChartsRequest, onProgress: (progress: Cha
     if (signal.aborted) queueMicrotask(cancel)
     worker.onerror = (event) => {
       finish(false)
-      reject(new ChartsFailed(new Error(`the charts worker failed: ${event.message}`), new Headers()))
+      reject(new Error(`the charts worker failed: ${event.message}`))
     }
     worker.onmessage = async (event: MessageEvent<FromWorker>) => {
       const message = event.data
       if (message.type === 'progress') return onProgress(message)
       finish(message.type === 'done')
-      const headers = new Headers(message.limitHeaders as LimitHeaders)
-      if (message.type === 'done') resolve({ numbers: message.numbers, limitHeaders: headers })
-      else reject(new ChartsFailed(await rebuild(message.failure), headers))
+      const limits = limitsShown(new Headers(message.limitHeaders as LimitHeaders))
+      if (message.type === 'done') return resolve({ numbers: message.numbers, limits })
+      const error = await rebuild(message.failure)
+      rememberLimits(error, limits)
+      reject(error)
     }
     send({
       type: 'start',

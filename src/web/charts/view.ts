@@ -44,7 +44,7 @@ function truncate(name: string, margin: number): string {
   return name.length <= fits ? name : `${name.slice(0, Math.max(1, fits - 1))}…`
 }
 
-function drawChart(id: ChartId, numbers: ChartNumbers, width: number, title: string): Element | null {
+function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element | null {
   const common = { width, style: { fontSize: '12px', overflow: 'visible' } }
   switch (id) {
     case 'per-day': {
@@ -149,7 +149,7 @@ export function drawCharts(container: HTMLElement, numbers: ChartNumbers, fileSt
     figure.append(element('h3', { id: headingId }, table.title), element('p', { className: 'hint' }, DESCRIPTIONS[table.id]))
     const empty = numbers.tickets === 0 || table.rows.length === 0
     if (empty) figure.append(element('p', { className: 'empty' }, EMPTY[table.id]))
-    const chart = numbers.tickets === 0 && (table.id === 'wait' || table.id === 'outcome') ? null : drawChart(table.id, numbers, width, table.title)
+    const chart = drawChart(table.id, numbers, width)
     if (chart) figure.append(asOneImage(chart, `${table.title}: ${DESCRIPTIONS[table.id]} The numbers are in the table below.`))
     const url = URL.createObjectURL(new Blob([tableCsv(table)], { type: 'text/csv' }))
     downloads.push(url)
