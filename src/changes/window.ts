@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm'
 import { QueryBuilder } from 'drizzle-orm/sqlite-core'
 import { invalidParam } from '../errors/api-error.ts'
 import { hasChangeTracking } from '../tenant/migrations.ts'
-import type { TenantLease } from '../tenant/lease.ts'
+import { DamagedFileError, type TenantLease } from '../tenant/lease.ts'
 import { changeHistory } from '../tenant/schema.ts'
 import type { ChangesPosition, ChangesTokenCodec } from './token.ts'
 
@@ -44,7 +44,7 @@ export function readChangeWindow(lease: TenantLease, codec: ChangesTokenCodec, s
   }
   const state = lease.statement(CHANGE_STATE_SQL).get() as ChangesPosition | null
   // A version-3 file without its history row was damaged by hand: it cannot be served as tracked.
-  if (!state) throw lease.fail(new Error('change_history holds no history id'))
+  if (!state) throw lease.fail(new DamagedFileError('change_history holds no history id'))
   // A version beyond the file's own: the file went back (restored from a copy) and will give the
   // versions out again to other changes, so the token is of another history as well.
   if (since && (since.historyId !== state.historyId || since.version > state.version)) throw otherHistory()

@@ -36,25 +36,30 @@ export interface TenantLease {
  */
 export type TenantFailureKind = 'missing' | 'damaged' | 'unknown schema version' | 'busy' | 'unreadable' | 'holding a row that breaks the tenant contract'
 
-/** A tenant file that cannot be served: answered 503 `data_unavailable`, never an empty result. */
+/**
+ * A tenant file that cannot be served: answered 503 `data_unavailable`, never an empty result.
+ * `kind` is what the client reads; `reason` is for the log.
+ */
 export class TenantUnavailableError extends Error {
-  readonly kind: TenantFailureKind
-  constructor(readonly organisationId: string, readonly reason: string) {
+  constructor(
+    readonly organisationId: string,
+    readonly kind: TenantFailureKind,
+    readonly reason: string,
+  ) {
     super(`tenant data unavailable: ${reason}`)
     this.name = 'TenantUnavailableError'
-    this.kind = failureKind(reason)
   }
 }
 
-/** The kind of a logged reason (see describeSqliteFailure and the reasons of TenantPool). */
-function failureKind(reason: string): TenantFailureKind {
-  if (reason === 'tenant file missing') return 'missing'
-  if (reason.startsWith(ROW_BREACH_REASON)) return 'holding a row that breaks the tenant contract'
-  if (reason.startsWith('unknown tenant schema version')) return 'unknown schema version'
-  if (/^SQLITE_(BUSY|LOCKED)/.test(reason)) return 'busy'
-  if (/^SQLITE_(CORRUPT|NOTADB|SCHEMA|ERROR)/.test(reason) || reason === 'change_history holds no history id') return 'damaged'
-  return 'unreadable'
-}
+/** A file whose contents break what this program relies on, found by our own reading of it (not by SQLite). */
+export class DamagedFileError extends Error {}
 
-/** How the reason of a refused row starts (the rest names the row and the rules it breaks, for the log). */
-export const ROW_BREACH_REASON = 'a row breaks the tenant contract'
+/** The kind and the log-safe reason of an error met opening or reading a file (SQLite's code and message; never a path). */
+export function describeFileFailure(error: unknown): { kind: TenantFailureKind; reason: string } {
+  const code = (error as { code?: unknown })?.code
+  const message = error instanceof Error ? error.message : String(error)
+  if (error instanceof DamagedFileError) return { kind: 'damaged', reason: message }
+  if (typeof code !== 'string') return { kind: 'unreadable', reason: message }
+  const kind = /^SQLITE_(BUSY|LOCKED)/.test(code) ? 'busy' : /^SQLITE_(CORRUPT|NOTADB|SCHEMA|ERROR)/.test(code) ? 'damaged' : 'unreadable'
+  return { kind, reason: `${code}: ${message}` }
+}

@@ -8,7 +8,7 @@ import { tickets } from './schema.ts'
 import { hasContractTriggers, isServableTenantVersion } from './migrations.ts'
 import { CONTRACT_TRIGGERS_PRESENT_SQL, type RowBreach } from './row-check.ts'
 import { tenantFilePath, isValidOrganisationId } from './paths.ts'
-import { ROW_BREACH_REASON, TenantUnavailableError, type TenantLease } from './lease.ts'
+import { describeFileFailure, TenantUnavailableError, type TenantFailureKind, type TenantLease } from './lease.ts'
 import { TenantSnapshot } from './snapshot.ts'
 
 /** One open, read-only connection to a tenant file, shared by every lease on it. */
@@ -140,7 +140,7 @@ export class TenantPool {
       handle = new TenantHandle(organisationId, openReadOnly(tenantFilePath(this.options.dataDir, organisationId)), shared.fileIdentity)
       this.options.onOpen?.()
     } catch (error) {
-      throw this.unavailable(organisationId, describeSqliteFailure(error), requestId)
+      throw this.unavailable(organisationId, describeFileFailure(error), requestId)
     }
     // Never cached: retired from the start, so the last release closes it.
     handle.retired = true
@@ -163,7 +163,7 @@ export class TenantPool {
     const fail = (cause: unknown) => {
       // The file broke: the cached handle goes too (the same one, or the shared one of an own lease).
       this.cache.delete(organisationId)
-      return this.unavailable(organisationId, describeSqliteFailure(cause), requestId)
+      return this.unavailable(organisationId, describeFileFailure(cause), requestId)
     }
     return {
       organisationId,
@@ -173,7 +173,7 @@ export class TenantPool {
       rowsGuaranteed: () => handle.rowsGuaranteed(),
       // The file is sound, only a row of it is not: the handle stays.
       refuseRow: (breach: RowBreach) =>
-        this.unavailable(organisationId, `${ROW_BREACH_REASON}: ${breach.table} id ${JSON.stringify(breach.id)}: ${breach.rules.join('; ')}`, requestId, {
+        this.unavailable(organisationId, { kind: 'holding a row that breaks the tenant contract', reason: `a row breaks the tenant contract: ${breach.table} id ${JSON.stringify(breach.id)}: ${breach.rules.join('; ')}` }, requestId, {
           table: breach.table,
           rowId: breach.id,
           columns: breach.columns,
@@ -195,7 +195,7 @@ export class TenantPool {
   }
 
   private openHandle(organisationId: string, requestId: string | undefined): TenantHandle {
-    if (!isValidOrganisationId(organisationId)) throw new TenantUnavailableError(organisationId, 'invalid organisation id')
+    if (!isValidOrganisationId(organisationId)) throw new TenantUnavailableError(organisationId, 'unreadable', 'invalid organisation id')
     const path = tenantFilePath(this.options.dataDir, organisationId)
     const identity = fileIdentity(path)
     const cached = this.cache.get(organisationId)
@@ -204,14 +204,14 @@ export class TenantPool {
       return cached
     }
     if (cached) this.cache.delete(organisationId) // the file was replaced or removed
-    if (identity === null) throw this.unavailable(organisationId, 'tenant file missing', requestId)
+    if (identity === null) throw this.unavailable(organisationId, { kind: 'missing', reason: 'tenant file missing' }, requestId)
 
     let handle: TenantHandle
     try {
       handle = new TenantHandle(organisationId, openReadOnly(path), identity)
       this.options.onOpen?.()
     } catch (error) {
-      throw this.unavailable(organisationId, describeSqliteFailure(error), requestId)
+      throw this.unavailable(organisationId, describeFileFailure(error), requestId)
     }
     this.ensureServable(handle, () => handle.close(), requestId)
     this.cache.set(organisationId, handle)
@@ -225,25 +225,25 @@ export class TenantPool {
    */
   private ensureServable(handle: TenantHandle, discard: () => void, requestId: string | undefined): void {
     const { organisationId } = handle
-    let reason: string | undefined
+    let failure: { kind: TenantFailureKind; reason: string } | undefined
     try {
       const version = handle.currentSchemaVersion()
-      if (!isServableTenantVersion(version)) reason = `unknown tenant schema version ${version}`
+      if (!isServableTenantVersion(version)) failure = { kind: 'unknown schema version', reason: `unknown tenant schema version ${version}` }
     } catch (error) {
-      reason = describeSqliteFailure(error)
+      failure = describeFileFailure(error)
     }
-    if (reason === undefined) return
+    if (failure === undefined) return
     discard()
-    throw this.unavailable(organisationId, reason, requestId)
+    throw this.unavailable(organisationId, failure, requestId)
   }
 
   /** The 503 for a file that cannot be served, logged once per reason with the request that met it first. */
-  private unavailable(organisationId: string, reason: string, requestId: string | undefined, fields: Record<string, unknown> = {}): TenantUnavailableError {
+  private unavailable(organisationId: string, { kind, reason }: { kind: TenantFailureKind; reason: string }, requestId: string | undefined, fields: Record<string, unknown> = {}): TenantUnavailableError {
     if (this.loggedFailures.get(organisationId) !== reason) {
       this.loggedFailures.set(organisationId, reason)
       this.options.logger.error('tenant_unavailable', { requestId, organisationId, reason, ...fields })
     }
-    return new TenantUnavailableError(organisationId, reason)
+    return new TenantUnavailableError(organisationId, kind, reason)
   }
 
   private retire(handle: TenantHandle): void {
@@ -282,9 +282,3 @@ function fileIdentity(path: string): string | null {
   return stat ? `${stat.dev}:${stat.ino}` : null
 }
 
-/** A log-safe reason (SQLite's code and message; never a path). */
-function describeSqliteFailure(error: unknown): string {
-  const code = (error as { code?: unknown })?.code
-  const message = error instanceof Error ? error.message : String(error)
-  return typeof code === 'string' ? `${code}: ${message}` : message
-}

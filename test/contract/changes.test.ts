@@ -113,7 +113,9 @@ describe('X-Changes-Token', () => {
     for (const path of [...OPERATIONS, `${OPERATIONS[0]}&changedAfter=${token}`]) {
       const response = await server.get(path, apiToken)
       expect({ path, status: response.status }).toEqual({ path, status: 503 })
-      expect(await response.json()).toMatchObject({ error: 'data_unavailable' })
+      const body = (await response.json()) as { error: string; message: string }
+      expect(body.error).toBe('data_unavailable')
+      expect(body.message).toContain('(its data file is damaged)')
     }
     expect(server.logger.lines.some((line) => line.includes('tenant_unavailable') && line.includes(org.id) && line.includes('history'))).toBe(true)
     writer.exec(`INSERT INTO change_history VALUES (1, 'restored-by-hand')`)
