@@ -50,7 +50,7 @@ export function isBusyError(error: unknown): boolean {
  */
 const FILE_FAILURE = /^SQLITE_(CORRUPT|NOTADB|IOERR|CANTOPEN|READONLY_DBMOVED)/
 
-export function isControlFileFailure(error: unknown): boolean {
+function isControlFileFailure(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code
   return typeof code === 'string' && FILE_FAILURE.test(code)
 }
@@ -65,19 +65,27 @@ export class ControlStoreUnavailableError extends ApiError {
   }
 }
 
-function controlStoreUnavailable(): ControlStoreUnavailableError {
-  return new ControlStoreUnavailableError()
+/**
+ * Which file lies at a path (dev:inode) and which state of it (size:mtime), or null when none
+ * does. A new `file` is a file put there by rename; a new `state` of the same file is a write,
+ * ours, another process's, or a copy over it.
+ */
+interface FileIdentity {
+  file: string
+  state: string
 }
 
-/** dev:inode:size:mtime of the file, or null when it does not exist. */
-function fileIdentity(path: string): string | null {
+function fileIdentity(path: string): FileIdentity | null {
   const stat = statSync(path, { throwIfNoEntry: false, bigint: true })
-  return stat ? `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}` : null
+  return stat ? { file: `${stat.dev}:${stat.ino}`, state: `${stat.size}:${stat.mtimeNs}` } : null
 }
 
-/** The dev:inode part of an identity: whether it is still the same file, changed in place. */
-function sameFile(a: string | null, b: string | null): boolean {
-  return a !== null && b !== null && a.split(':').slice(0, 2).join(':') === b.split(':').slice(0, 2).join(':')
+function sameFile(a: FileIdentity | null, b: FileIdentity | null): boolean {
+  return a !== null && b !== null && a.file === b.file
+}
+
+function unchanged(a: FileIdentity | null, b: FileIdentity | null): boolean {
+  return sameFile(a, b) && a!.state === b!.state
 }
 
 /** One open connection to control.sqlite and the statements prepared on it. */
@@ -130,10 +138,10 @@ export class ControlStore {
   private readonly path: string
   private readonly busyTimeoutMs: number
   private connection: ControlConnection | undefined
-  private openedIdentity: string | null = null
+  private openedIdentity: FileIdentity | null = null
   /** The WAL and its index beside the file that was opened: the old file's, once another file lies there. */
-  private openedWal: string | null = null
-  private openedShm: string | null = null
+  private openedWal: FileIdentity | null = null
+  private openedShm: FileIdentity | null = null
   /**
    * Active tokens seen recently, by hash. Valid while no other connection has committed to this
    * file (PRAGMA data_version, a few microseconds; an indexed look-up measured about ten times
@@ -202,7 +210,7 @@ export class ControlStore {
    */
   private current(): ControlConnection {
     const identity = fileIdentity(this.path)
-    if (this.connection && identity === this.openedIdentity) return this.connection
+    if (this.connection && unchanged(identity, this.openedIdentity)) return this.connection
     // Inside a transaction the connection stays: closing it would break the caller's work half
     // way ("Database has closed"). Another process's checkpoint changes the file's mtime while
     // this one holds the write lock; a real restore is noticed once the transaction ends.
@@ -226,12 +234,12 @@ export class ControlStore {
     if (replaced) this.moveOldLogAside()
     this.activeTokens.clear()
     this.seenDataVersion = -1
-    if (identity === null) throw controlStoreUnavailable()
+    if (identity === null) throw new ControlStoreUnavailableError()
     try {
       this.connection = this.prepare(this.openExisting())
       return this.connection
     } catch (error) {
-      if (isControlFileFailure(error)) throw controlStoreUnavailable()
+      if (isControlFileFailure(error)) throw new ControlStoreUnavailableError()
       throw error
     }
   }
@@ -278,7 +286,7 @@ export class ControlStore {
         connection.close()
         this.connection = undefined
       }
-      throw controlStoreUnavailable()
+      throw new ControlStoreUnavailableError()
     }
   }
 
