@@ -7,7 +7,7 @@ import type { RequestObserver } from './pipeline.ts'
  * ones cut. A token-shaped value, percent-encoded or not, is redacted before the cut, so that a
  * cut cannot leave half a token undetected; the logger redacts every field again anyway.
  */
-export function loggedQuery(search: string): string | undefined {
+function loggedQuery(search: string): string | undefined {
   if (search.length <= 1) return undefined
   const query = redactTokens(search.slice(1))
   return query.length > 512 ? `${query.slice(0, 512)}…` : query

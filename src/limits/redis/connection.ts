@@ -28,6 +28,9 @@ const NO_DEADLINE = 9_000_000_000_000_000
  * was stepped), so the connection is replaced and the next one reads it again.
  */
 
+/** The prefix of every key of the limits unless configured otherwise, so that they can share a Redis with other data. */
+export const DEFAULT_KEY_PREFIX = 'limits:'
+
 export interface RedisConnectionOptions {
   /** How long one command may take before the call fails. @default 1000 */
   commandTimeoutMs?: number

@@ -1,6 +1,6 @@
 import { quotaState } from '../state.ts'
 import type { DemoQuota, QuotaState } from '../types.ts'
-import type { ScriptRunner } from './connection.ts'
+import { DEFAULT_KEY_PREFIX, type ScriptRunner } from './connection.ts'
 import { QUOTA_SCRIPT } from './scripts.ts'
 
 /**
@@ -16,7 +16,7 @@ export class RedisDemoQuota implements DemoQuota {
     private readonly redis: ScriptRunner,
     private readonly options: { limit: number; keyPrefix?: string },
   ) {
-    this.keyPrefix = `${options.keyPrefix ?? 'limits:'}quota:`
+    this.keyPrefix = `${options.keyPrefix ?? DEFAULT_KEY_PREFIX}quota:`
   }
 
   consume(organisationId: string): Promise<QuotaState> {

@@ -1,10 +1,10 @@
 import { tooManyForToken, tooManyInAll, type ExportSlotLimits, type ExportSlots } from '../../export/export-slots.ts'
 import { memberIds } from './member-ids.ts'
-import type { ScriptRunner } from './connection.ts'
+import { DEFAULT_KEY_PREFIX, type ScriptRunner } from './connection.ts'
 import { CLAIM_EXPORT_SCRIPT, REFRESH_EXPORT_SCRIPT, RELEASE_EXPORT_SCRIPT } from './scripts.ts'
 
 export interface RedisExportSlotsOptions extends ExportSlotLimits {
-  /** Prefix of every key, so that the limits can share a Redis with other data. @default 'limits:' */
+  /** Prefix of every key, so that the limits can share a Redis with other data. @default DEFAULT_KEY_PREFIX */
   keyPrefix?: string
   /** How long a slot stays taken after its holder last refreshed it. @default 30000 */
   holdMs?: number
@@ -32,7 +32,7 @@ export class RedisExportSlots implements ExportSlots {
     private readonly redis: ScriptRunner,
     private readonly options: RedisExportSlotsOptions,
   ) {
-    this.keyPrefix = `${options.keyPrefix ?? 'limits:'}exports:`
+    this.keyPrefix = `${options.keyPrefix ?? DEFAULT_KEY_PREFIX}exports:`
     this.holdMs = options.holdMs ?? 30_000
     this.refreshEveryMs = options.refreshEveryMs ?? Math.floor(this.holdMs / 3)
   }

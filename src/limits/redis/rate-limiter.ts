@@ -1,14 +1,14 @@
 import { countedDecision, describeWindow } from '../state.ts'
 import { memberIds } from './member-ids.ts'
 import type { RateLimiter, WindowDecision, WindowState } from '../types.ts'
-import type { ScriptRunner } from './connection.ts'
+import { DEFAULT_KEY_PREFIX, type ScriptRunner } from './connection.ts'
 import { WINDOW_SCRIPT } from './scripts.ts'
 
 export interface RedisRateLimiterOptions {
   limit: number
   /** @default 60000 (tests use a short window: Redis's clock cannot be faked) */
   windowMs?: number
-  /** Prefix of every key, so that the limits can share a Redis with other data. @default 'limits:' */
+  /** Prefix of every key, so that the limits can share a Redis with other data. @default DEFAULT_KEY_PREFIX */
   keyPrefix?: string
 }
 
@@ -33,7 +33,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.limit = options.limit
     this.windowMs = options.windowMs ?? 60_000
     this.windowSeconds = this.windowMs / 1000
-    this.keyPrefix = `${options.keyPrefix ?? 'limits:'}window:`
+    this.keyPrefix = `${options.keyPrefix ?? DEFAULT_KEY_PREFIX}window:`
   }
 
   async consume(key: string): Promise<WindowDecision> {
