@@ -5,7 +5,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import type { Location } from '../contract/schemas.ts'
 import { spoolCsvInChunks } from './csv-chunks.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
-import { noRows, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
+import { noRows, structureRows, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
 
 /**
  * The DuckDB file `sync` keeps current (docs/loading.md#the-duckdb-file). `tickets` has no
@@ -15,6 +15,10 @@ import { noRows, type RowCount, type SyncState, type SyncTarget, type WindowLoad
  * checked by the tests and restored by --reconcile.
  */
 
+/** The tickets' columns in DuckDB's types, and as the table's definition (no key: see dropTicketKey). */
+const DUCKDB_TYPES = { text: 'VARCHAR', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' } as const
+const TICKETS_COLUMNS_DDL = columnDefinitions(DUCKDB_TYPES)
+
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS locations (
     id VARCHAR PRIMARY KEY, name VARCHAR NOT NULL, slug VARCHAR NOT NULL
@@ -22,9 +26,7 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS queues (
     id VARCHAR PRIMARY KEY, location_id VARCHAR NOT NULL, name VARCHAR NOT NULL, slug VARCHAR NOT NULL, status VARCHAR NOT NULL
   );
-  CREATE TABLE IF NOT EXISTS tickets (
-    ${columnDefinitions({ text: 'VARCHAR', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' })}
-  );
+  CREATE TABLE IF NOT EXISTS tickets (${TICKETS_COLUMNS_DDL});
   CREATE TABLE IF NOT EXISTS _sync_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     base_url VARCHAR NOT NULL,
@@ -38,7 +40,7 @@ const SCHEMA = `
 `
 
 /** The CSV export's columns, typed as the table's; `demo` is the extra column of a demo organisation's export. */
-const CSV_COLUMNS = TICKET_COLUMNS.map((column) => `'${column.field}': '${{ text: 'VARCHAR', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' }[column.kind]}'`).join(', ')
+const CSV_COLUMNS = TICKET_COLUMNS.map((column) => `'${column.field}': '${DUCKDB_TYPES[column.kind]}'`).join(', ')
 const CSV_AS_COLUMNS = TICKET_COLUMNS.map((column) => `"${column.field}" AS ${column.name}`).join(', ')
 
 /**
@@ -91,7 +93,7 @@ export class DuckDbTarget implements SyncTarget {
     await this.transaction(async () => {
       await this.db.run(`CREATE TABLE _tickets_unkeyed AS SELECT ${columnList()} FROM tickets`)
       await this.db.run('DROP TABLE tickets')
-      await this.db.run(`CREATE TABLE tickets (${columnDefinitions({ text: 'VARCHAR', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' })})`)
+      await this.db.run(`CREATE TABLE tickets (${TICKETS_COLUMNS_DDL})`)
       await this.db.run(`INSERT INTO tickets SELECT * FROM _tickets_unkeyed`)
       await this.db.run('DROP TABLE _tickets_unkeyed')
     })
@@ -217,9 +219,10 @@ export class DuckDbTarget implements SyncTarget {
   }
 
   async upsertStructure(locations: readonly Location[]): Promise<{ locations: RowCount; queues: RowCount }> {
+    const rows = structureRows(locations)
     return this.transaction(async () => ({
-      locations: await this.upsertRows('locations', locations.map((l) => [l.id, l.name, l.slug])),
-      queues: await this.upsertRows('queues', locations.flatMap((l) => l.queues.map((q) => [q.id, l.id, q.name, q.slug, q.status]))),
+      locations: await this.upsertRows('locations', rows.locations),
+      queues: await this.upsertRows('queues', rows.queues),
     }))
   }
 

@@ -2,7 +2,7 @@ import { SQL, type ReservedSQL } from 'bun'
 import type { Location } from '../contract/schemas.ts'
 import { tlsOption, type PostgresLocation } from './postgres-location.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
-import { noRows, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
+import { noRows, structureRows, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
 
 /**
  * A PostgreSQL schema `sync` keeps current (docs/loading.md#postgresql): the same tables and
@@ -13,6 +13,9 @@ import { noRows, TargetBusyError, type RowCount, type SyncState, type SyncTarget
  * The client is Bun's own (`Bun.sql`): it speaks COPY and needs no dependency
  * (docs/architecture.md#postgresql-client).
  */
+
+/** The tickets' columns in PostgreSQL's types, as a table's definition. */
+const TICKETS_COLUMNS_DDL = columnDefinitions({ text: 'TEXT', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' })
 
 export class PostgresTarget implements SyncTarget {
   private readonly tickets: string
@@ -61,7 +64,7 @@ export class PostgresTarget implements SyncTarget {
           CREATE TABLE IF NOT EXISTS ${s}.locations (id TEXT PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL);
           CREATE TABLE IF NOT EXISTS ${s}.queues (id TEXT PRIMARY KEY, location_id TEXT NOT NULL, name TEXT NOT NULL, slug TEXT NOT NULL, status TEXT NOT NULL);
           CREATE TABLE IF NOT EXISTS ${s}.tickets (
-            ${columnDefinitions({ text: 'TEXT', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' })},
+            ${TICKETS_COLUMNS_DDL},
             PRIMARY KEY (id)
           );
           CREATE TABLE IF NOT EXISTS ${s}._sync_state (
@@ -139,7 +142,7 @@ export class PostgresTarget implements SyncTarget {
       }
       const csvColumns = [...TICKET_COLUMNS.map((c) => c.name), ...(load.demo ? ['demo'] : [])]
       await tx.unsafe(
-        `CREATE TEMP TABLE _incoming (${columnDefinitions({ text: 'TEXT', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' })}${load.demo ? ', demo INTEGER' : ''}) ON COMMIT DROP`,
+        `CREATE TEMP TABLE _incoming (${TICKETS_COLUMNS_DDL}${load.demo ? ', demo INTEGER' : ''}) ON COMMIT DROP`,
       )
       const copy = tx.unsafe(`COPY _incoming (${csvColumns.join(', ')}) FROM STDIN (FORMAT csv, HEADER true)`)
       await load.csv.pipeTo(copy.writable())
@@ -168,6 +171,7 @@ export class PostgresTarget implements SyncTarget {
   }
 
   async upsertStructure(locations: readonly Location[]): Promise<{ locations: RowCount; queues: RowCount }> {
+    const structure = structureRows(locations)
     const s = `"${this.location.schema}"`
     return this.sql.begin(async (tx) => {
       const upsert = async (table: string, columns: string[], rows: string[][]): Promise<RowCount> => {
@@ -185,8 +189,8 @@ export class PostgresTarget implements SyncTarget {
         return count
       }
       return {
-        locations: await upsert('locations', ['id', 'name', 'slug'], locations.map((l) => [l.id, l.name, l.slug])),
-        queues: await upsert('queues', ['id', 'location_id', 'name', 'slug', 'status'], locations.flatMap((l) => l.queues.map((q) => [q.id, l.id, q.name, q.slug, q.status]))),
+        locations: await upsert('locations', ['id', 'name', 'slug'], structure.locations),
+        queues: await upsert('queues', ['id', 'location_id', 'name', 'slug', 'status'], structure.queues),
       }
     })
   }

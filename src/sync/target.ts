@@ -64,6 +64,14 @@ export interface RowCount {
 
 export const noRows = (): RowCount => ({ inserted: 0, updated: 0, deleted: 0 })
 
+/** The rows of the `locations` and `queues` tables, in their columns' order (id first), from /v1/queues. */
+export function structureRows(locations: readonly Location[]): { locations: string[][]; queues: string[][] } {
+  return {
+    locations: locations.map((l) => [l.id, l.name, l.slug]),
+    queues: locations.flatMap((l) => l.queues.map((q) => [q.id, l.id, q.name, q.slug, q.status])),
+  }
+}
+
 /**
  * Wrong input found past the command line (the target's URL, a target that mirrors another
  * server): a UsageError, so exit status 2 with a message that says what to do.
