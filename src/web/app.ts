@@ -44,10 +44,8 @@ const state: {
   /** Whether the quota figures were read by this page load (not remembered from an earlier one). */
   freshQuota: boolean
   busy: boolean
-  /** The AbortController of the download in progress. */
-  download: AbortController | null
-  /** The AbortController of the charts being computed. */
-  charts: AbortController | null
+  /** The download or the charts in progress (one at a time: the actions wait while one runs), for Cancel. */
+  running: AbortController | null
   /** The time zone whose local days the range means, and its clock. */
   clock: LocalClock
 } = {
@@ -55,8 +53,7 @@ const state: {
   organisation: null,
   freshQuota: false,
   busy: false,
-  download: null,
-  charts: null,
+  running: null,
   clock: new LocalClock(canonicalTimeZone(storedZone() ?? '') ?? browserTimeZone()),
 }
 
@@ -143,8 +140,7 @@ function clearResults() {
 }
 
 function dropToken() {
-  state.download?.abort()
-  state.charts?.abort()
+  state.running?.abort()
   forgetSession()
   state.token = null
   state.organisation = null
@@ -203,7 +199,15 @@ function updateSummary() {
  * The query of the form, or null after saying what to fix. The charts take any range (the client
  * splits it into windows of 90 days); a file covers at most 90 days.
  */
-function currentQuery(purpose: 'file' | 'charts' = 'file'): { params: URLSearchParams; selection: string; summary: string; range: ReadRange } | null {
+/** What the form asks: the API's parameters, the local days, and the selection in words. */
+interface PageQuery {
+  params: URLSearchParams
+  selection: string
+  summary: string
+  range: ReadRange
+}
+
+function currentQuery(purpose: 'file' | 'charts' = 'file'): PageQuery | null {
   els.from.removeAttribute('aria-invalid')
   els.to.removeAttribute('aria-invalid')
   const range = readRange(els.from.value, els.to.value, state.clock, purpose === 'charts' ? null : undefined)
@@ -329,40 +333,58 @@ function explainFailure(failure: SaveFailed) {
   feedback.show('query', what + left, cause?.name === 'AbortError' ? 'info' : 'error')
 }
 
+/**
+ * Runs the download or the charts: the other actions wait and Cancel aborts `signal` until it
+ * ends, however it ends. `work` explains its own failures.
+ */
+async function runCancellable(work: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  const controller = new AbortController()
+  state.running = controller
+  setBusy(true)
+  els.cancel.disabled = false
+  try {
+    await work(controller.signal)
+  } finally {
+    state.running = null
+    els.cancel.disabled = true
+    setBusy(false)
+  }
+}
+
 async function download() {
   clearResults()
   const query = currentQuery()
   if (!query) return
-  const controller = new AbortController()
-  state.download = controller
-  setBusy(true)
-  els.cancel.disabled = false
-  feedback.progress('Asking the server for the file…')
-  try {
-    const exported = await startExport(query.params, state.token, controller.signal)
-    noteLimits(exported.limits)
-    feedback.progress(canPickFile() ? `The server is ready: choose where to save ${exported.name}.` : `Receiving ${exported.name}…`)
-    const saved = await saveExport(exported, {
-      askForClick: () => waitForSaveClick(exported.name, controller.signal),
-      onProgress: ({ rows, bytes }) => feedback.progress(`Received ${rows.toLocaleString()} rows (${formatBytes(bytes)})…`),
-      signal: controller.signal,
-    })
-    const size = `${saved.rows.toLocaleString()} rows (${formatBytes(saved.bytes)})`
-    const demo = exported.limits.demo ? ' It is marked as demo data.' : ''
-    feedback.progress(saved.picked
-      ? `Saved ${saved.savedAs}: ${size}.${saved.savedAs === exported.name ? '' : ` (The server named it ${exported.name}.)`}${demo}`
-      : `Downloaded ${saved.savedAs}: ${size}.${demo}`)
-  } catch (error) {
-    feedback.progress('')
-    if (error instanceof SaveFailed) explainFailure(error)
-    else if (error instanceof SaveProblem) feedback.show('query', error.message, error.kind)
-    else handleProblem(error, 'query')
-  } finally {
-    state.download = null
-    els.cancel.disabled = true
-    els.saveAs.hidden = true
-    setBusy(false)
-  }
+  await runCancellable(async (signal) => {
+    feedback.progress('Asking the server for the file…')
+    try {
+      await downloadFile(query.params, signal)
+    } catch (error) {
+      feedback.progress('')
+      if (error instanceof SaveFailed) explainFailure(error)
+      else if (error instanceof SaveProblem) feedback.show('query', error.message, error.kind)
+      else handleProblem(error, 'query')
+    } finally {
+      els.saveAs.hidden = true
+    }
+  })
+}
+
+/** Starts the export and saves it as it streams (to the file the analyst picks, where the browser can). */
+async function downloadFile(params: URLSearchParams, signal: AbortSignal) {
+  const exported = await startExport(params, state.token, signal)
+  noteLimits(exported.limits)
+  feedback.progress(canPickFile() ? `The server is ready: choose where to save ${exported.name}.` : `Receiving ${exported.name}…`)
+  const saved = await saveExport(exported, {
+    askForClick: () => waitForSaveClick(exported.name, signal),
+    onProgress: ({ rows, bytes }) => feedback.progress(`Received ${rows.toLocaleString()} rows (${formatBytes(bytes)})…`),
+    signal,
+  })
+  const size = `${saved.rows.toLocaleString()} rows (${formatBytes(saved.bytes)})`
+  const demo = exported.limits.demo ? ' It is marked as demo data.' : ''
+  feedback.progress(saved.picked
+    ? `Saved ${saved.savedAs}: ${size}.${saved.savedAs === exported.name ? '' : ` (The server named it ${exported.name}.)`}${demo}`
+    : `Downloaded ${saved.savedAs}: ${size}.${demo}`)
 }
 
 // ---- the time zone and the charts -----------------------------------------------------------------
@@ -412,38 +434,37 @@ async function charts() {
   clearResults()
   const query = currentQuery('charts')
   if (!query) return
-  const controller = new AbortController()
-  state.charts = controller
-  setBusy(true)
-  els.cancel.disabled = false
-  els.progressBar.value = 0
-  els.progressBar.hidden = false
-  feedback.progress('Asking the server for the tickets…')
-  const zone = state.clock.zone
-  try {
-    const queueNames = new Map([...placeNames(state.organisation?.locations ?? []).queues].map(([id, queue]) => [id, queue.name]))
-    const [{ numbers, limits }, view] = await Promise.all([
-      computeCharts({ token: state.token!, query: ticketQuery(query.params), zone, firstDay: query.range.firstDay, lastDay: query.range.lastDay, queueNames }, chartsProgress, controller.signal),
-      import('./charts/view.ts'),
-    ])
-    if (limits) noteLimits(limits)
-    els.chartsSection.hidden = false
-    const count = `${numbers.tickets.toLocaleString()} ticket${numbers.tickets === 1 ? '' : 's'}`
-    // What was asked, not the form as it is now: it may have been changed while the tickets were read.
-    els.chartsSummary.textContent = `${count} created ${describeRange(query.range)}, in days of ${zone}: ${query.selection}.`
-    view.drawCharts(els.chartsList, numbers, numbersFileStem(query.range, zone))
-    feedback.progress(numbers.tickets === 0 ? `No tickets match: the charts are empty. Selection: ${query.summary}.` : `Charts drawn from ${count} (days in ${zone}).`)
-    els.chartsSection.scrollIntoView({ block: 'start' })
-  } catch (error) {
-    feedback.progress('')
-    if ((error as Error | undefined)?.name === 'AbortError') feedback.show('query', 'The charts were cancelled; nothing was drawn.', 'info')
-    else handleProblem(error, 'query')
-  } finally {
-    state.charts = null
-    els.progressBar.hidden = true
-    els.cancel.disabled = true
-    setBusy(false)
-  }
+  await runCancellable(async (signal) => {
+    els.progressBar.value = 0
+    els.progressBar.hidden = false
+    feedback.progress('Asking the server for the tickets…')
+    try {
+      await drawChartsOf(query, state.clock.zone, signal)
+    } catch (error) {
+      feedback.progress('')
+      if ((error as Error | undefined)?.name === 'AbortError') feedback.show('query', 'The charts were cancelled; nothing was drawn.', 'info')
+      else handleProblem(error, 'query')
+    } finally {
+      els.progressBar.hidden = true
+    }
+  })
+}
+
+/** Computes the charts of `query` in the days of `zone` and draws them with their tables. */
+async function drawChartsOf(query: PageQuery, zone: string, signal: AbortSignal) {
+  const queueNames = new Map([...placeNames(state.organisation?.locations ?? []).queues].map(([id, queue]) => [id, queue.name]))
+  const [{ numbers, limits }, view] = await Promise.all([
+    computeCharts({ token: state.token!, query: ticketQuery(query.params), zone, firstDay: query.range.firstDay, lastDay: query.range.lastDay, queueNames }, chartsProgress, signal),
+    import('./charts/view.ts'),
+  ])
+  if (limits) noteLimits(limits)
+  els.chartsSection.hidden = false
+  const count = `${numbers.tickets.toLocaleString()} ticket${numbers.tickets === 1 ? '' : 's'}`
+  // What was asked, not the form as it is now: it may have been changed while the tickets were read.
+  els.chartsSummary.textContent = `${count} created ${describeRange(query.range)}, in days of ${zone}: ${query.selection}.`
+  view.drawCharts(els.chartsList, numbers, numbersFileStem(query.range, zone))
+  feedback.progress(numbers.tickets === 0 ? `No tickets match: the charts are empty. Selection: ${query.summary}.` : `Charts drawn from ${count} (days in ${zone}).`)
+  els.chartsSection.scrollIntoView({ block: 'start' })
 }
 
 function forget() {
@@ -461,10 +482,7 @@ els.forget.addEventListener('click', forget)
 // Enter in a date field submits this form: that previews (the Preview button is its submit button).
 els.queryForm.addEventListener('submit', preview)
 els.download.addEventListener('click', download)
-els.cancel.addEventListener('click', () => {
-  state.download?.abort()
-  state.charts?.abort()
-})
+els.cancel.addEventListener('click', () => state.running?.abort())
 els.charts.addEventListener('click', charts)
 els.queryForm.addEventListener('input', updateSummary)
 els.zone.addEventListener('change', useZone)
