@@ -121,7 +121,7 @@ describe('start-up refuses what cannot work (exit 2, one line)', () => {
       const { code, stderr } = await runToExit({ ...env(), WORKERS: '2', PORT: String(port) })
       expect(code).toBe(2)
       expect(stderr.trim().split('\n')).toHaveLength(1)
-      expect(stderr).toContain(`port ${port}`)
+      expect(stderr).toContain(`PORT ${port} on 127.0.0.1 is already in use`)
       expect(stderr).toContain('already in use')
     } finally {
       other.close()
