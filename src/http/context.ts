@@ -1,6 +1,6 @@
 import type { Caller } from '../admission/caller.ts'
 import { containsTokenShape } from '../auth/token-shape.ts'
-import { requestTarget, STAND_IN_ORIGIN } from './request-target.ts'
+import { requestTarget } from './request-target.ts'
 
 /**
  * Everything a handler knows about the request it answers, made once when the request arrives
@@ -59,23 +59,23 @@ function acceptedRequestId(given: string | null): string | undefined {
 }
 
 /**
- * The context of a request, whatever its Host: the path and query come from the request target
- * (http/request-target.ts), never from a URL built on the Host, so this does not throw.
+ * The context of a request, whatever its Host: the path and query are the request target's
+ * (http/request-target.ts), never a URL built on the Host, and the path is kept as Bun gives it,
+ * not parsed again, so that routing and the log see one spelling.
  */
 export function createRequestContext(request: Request): RequestContext {
   const target = requestTarget(request.url)
-  // Prefixed as text, not resolved against a base: a target of `//x` stays a path.
-  const url = new URL(STAND_IN_ORIGIN + target)
   const mark = target.indexOf('?')
+  const search = mark === -1 ? '' : target.slice(mark)
   return {
     id: acceptedRequestId(request.headers.get('x-request-id')) ?? crypto.randomUUID(),
     startedAt: performance.now(),
     request,
     method: request.method,
-    path: url.pathname,
+    path: mark === -1 ? target : target.slice(0, mark),
     // From the raw text after '?', as sent: the parameters a client wrote, not a re-encoding of them.
-    params: new URLSearchParams(mark === -1 ? '' : target.slice(mark + 1)),
-    search: url.search,
+    params: new URLSearchParams(search.slice(1)),
+    search: search === '?' ? '' : search,
     responseHeaders: {},
   }
 }

@@ -1,7 +1,7 @@
-import { NotFoundError, ParseError, ValidationError } from 'elysia'
 import { ApiError, errorBody } from '../errors/api-error.ts'
 import { TenantUnavailableError } from '../tenant/lease.ts'
 import type { Logger } from '../logger.ts'
+import { decorateResponse } from './response-headers.ts'
 
 /** Maps anything thrown while answering a request to an ApiError; unexpected errors become 500. */
 export function toApiError(error: unknown, logger: Logger, requestId: string): ApiError {
@@ -9,10 +9,6 @@ export function toApiError(error: unknown, logger: Logger, requestId: string): A
   if (error instanceof TenantUnavailableError) {
     // The kind of failure only: the reason, with SQLite's message, is in the pool's log line, under the same request id.
     return new ApiError('data_unavailable', `The organisation's data cannot be read right now (its data file is ${error.kind}); try again later.`)
-  }
-  if (error instanceof NotFoundError) return notFound()
-  if (error instanceof ValidationError || error instanceof ParseError) {
-    return new ApiError('invalid_request', 'The request is not valid.')
   }
   // Full detail goes to the log only: no stack, SQL or path in the body.
   logger.error('unhandled_error', {
@@ -32,4 +28,17 @@ export function errorResponse(error: ApiError, requestId: string): Response {
     status: error.status,
     headers: { 'Content-Type': 'application/json', ...error.headers },
   })
+}
+
+/**
+ * Bun.serve's `error` handler: what is sent if an error ever escapes the pipeline, which answers
+ * every request itself (http/pipeline.ts). Without it Bun sends a plain-text 500 with no request
+ * id. Bun does not pass the request, so the lines logged have only the id the answer carries.
+ */
+export function lastResortResponse(error: unknown, logger: Logger): Response {
+  const requestId = crypto.randomUUID()
+  const apiError = toApiError(error, logger, requestId)
+  const response = errorResponse(apiError, requestId)
+  logger.info('request', { requestId, status: response.status, error: apiError.errorCode })
+  return decorateResponse(response, requestId, { privateData: true })
 }

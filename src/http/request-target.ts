@@ -11,9 +11,6 @@
  * site), so it takes the target, and serves the request as if the Host were its own.
  */
 
-/** The origin put in front of a bare target: any fixed one will do, the service never reads it. */
-export const STAND_IN_ORIGIN = 'http://localhost'
-
 /** The path and query of `url` as Bun gave it: `/x?y` from `http://host/x?y`, from `/x?y`, or from `http://[::1/x?y`. */
 export function requestTarget(url: string): string {
   if (url.startsWith('/')) return url
@@ -23,9 +20,4 @@ export function requestTarget(url: string): string {
   if (path !== -1) return url.slice(path)
   const query = scheme === -1 ? -1 : url.indexOf('?', scheme + 3)
   return query === -1 ? '/' : `/${url.slice(query)}`
-}
-
-/** True when `url` is what the router expects: an absolute http(s) URL that parses. */
-export function isUsableUrl(url: string): boolean {
-  return (url.startsWith('http://') || url.startsWith('https://')) && URL.canParse(url)
 }
