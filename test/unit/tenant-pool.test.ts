@@ -144,7 +144,7 @@ describe('an export that fails before its first byte', () => {
     const id = ctx.ids[0]!
     const query = parseTicketQuery(new URLSearchParams('from=2026-03-01&to=2026-03-02&queueId=q'), 'export')
     // A value bun:sqlite cannot bind: what a programming error upstream of the statement looks like.
-    const broken = { ...query, queueIds: [Symbol('not bindable') as unknown as string] }
+    const broken = { ...query, filters: { ...query.filters, queueId: [Symbol('not bindable') as unknown as string] } }
     const snapshot = ctx.pool.openSnapshot(id, { own: true })
     let thrown: unknown
     try {
