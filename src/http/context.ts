@@ -1,4 +1,4 @@
-import type { Caller } from '../admission/caller.ts'
+import type { Caller } from '../admission/gate.ts'
 import { containsTokenShape } from '../auth/token-shape.ts'
 import { requestTarget } from './request-target.ts'
 

@@ -1,6 +1,5 @@
 import type { Logger } from '../logger.ts'
-import type { Caller } from '../admission/caller.ts'
-import type { Claim, Gate } from '../admission/gate.ts'
+import type { Caller, Claim, Gate } from '../admission/gate.ts'
 import type { ExportSlots } from '../export/export-slots.ts'
 import { ApiError } from '../errors/api-error.ts'
 import { createRequestContext, type AdmittedContext, type Handler, type RequestContext } from './context.ts'
