@@ -1,14 +1,23 @@
 import { ApiError, errorBody } from '../errors/api-error.ts'
 import { TenantUnavailableError } from '../tenant/lease.ts'
+import { ControlStoreUnavailableError } from '../control/control-file.ts'
 import type { Logger } from '../logger.ts'
 import { decorateResponse } from './response-headers.ts'
 
-/** Maps anything thrown while answering a request to an ApiError; unexpected errors become 500. */
+/**
+ * Maps anything thrown while answering a request to an ApiError: the domain errors of the layers
+ * below, which know nothing of HTTP, to their answers (keeping the error as `cause`, which the
+ * metrics read); unexpected errors to a logged 500.
+ */
 export function toApiError(error: unknown, logger: Logger, requestId: string): ApiError {
   if (error instanceof ApiError) return error
   if (error instanceof TenantUnavailableError) {
     // The kind of failure only: the reason, with SQLite's message, is in the pool's log line, under the same request id.
-    return new ApiError('data_unavailable', `The organisation's data cannot be read right now (its data file is ${error.kind}); try again later.`)
+    return new ApiError('data_unavailable', `The organisation's data cannot be read right now (its data file is ${error.kind}); try again later.`, {}, {}, error)
+  }
+  if (error instanceof ControlStoreUnavailableError) {
+    // The body a tenant file's 503 has; /readyz says not ready meanwhile.
+    return new ApiError('data_unavailable', 'The service cannot read its own data right now; try again shortly.', {}, {}, error)
   }
   // Full detail goes to the log only: no stack, SQL or path in the body.
   logger.error('unhandled_error', {
