@@ -1,4 +1,5 @@
 import { RedisClient } from 'bun'
+import { systemClock, type Clock } from '../../clock.ts'
 
 /** A deadline no script reaches: the year 287,000 in milliseconds, exact as a Lua double. */
 const NO_DEADLINE = 9_000_000_000_000_000
@@ -38,6 +39,8 @@ export interface RedisConnectionOptions {
   connectTimeoutMs?: number
   /** After a failed connection attempt, calls fail at once for this long. @default 100 */
   retryDelayMs?: number
+  /** Whose monotonic time the retry delay runs on. @default the system's */
+  clock?: Clock
 }
 
 /** A Lua script run by its SHA-1 (EVALSHA), sent whole only when Redis does not have it (NOSCRIPT). */
@@ -61,6 +64,7 @@ export class RedisConnection {
   private readonly commandTimeoutMs: number
   private readonly connectTimeoutMs: number
   private readonly retryDelayMs: number
+  private readonly clock: Clock
   private current: RedisClient | undefined
   /** Redis's clock minus performance.now(), in ms, read when `current` was opened. */
   private redisClockOffset = 0
@@ -77,6 +81,7 @@ export class RedisConnection {
     this.commandTimeoutMs = options.commandTimeoutMs ?? 1000
     this.connectTimeoutMs = options.connectTimeoutMs ?? 1000
     this.retryDelayMs = options.retryDelayMs ?? 100
+    this.clock = options.clock ?? systemClock
   }
 
   /** Sends one command; rejects within the command timeout (plus the connect timeout when a connection must be opened). */
@@ -145,7 +150,7 @@ export class RedisConnection {
     this.discard(this.current)
     if (this.closed) return Promise.reject(new RedisUnavailableError('the Redis connection is closed'))
     if (!this.opening) {
-      if (Date.now() < this.failedUntil) return Promise.reject(this.lastFailure!)
+      if (this.clock.monotonic() < this.failedUntil) return Promise.reject(this.lastFailure!)
       this.opening = this.open().finally(() => (this.opening = undefined))
     }
     return this.opening
@@ -161,7 +166,7 @@ export class RedisConnection {
       await bounded(client.connect(), this.connectTimeoutMs, 'connect')
     } catch (error) {
       client.close()
-      this.failedUntil = Date.now() + this.retryDelayMs
+      this.failedUntil = this.clock.monotonic() + this.retryDelayMs
       // The client's message never holds the URL (it may carry a password); keep only the message.
       this.lastFailure = new RedisUnavailableError(`cannot connect to Redis: ${(error as Error).message}`)
       throw this.lastFailure
@@ -171,7 +176,7 @@ export class RedisConnection {
       offset = await readClockOffset(client, this.connectTimeoutMs)
     } catch (error) {
       client.close()
-      this.failedUntil = Date.now() + this.retryDelayMs
+      this.failedUntil = this.clock.monotonic() + this.retryDelayMs
       this.lastFailure = new RedisUnavailableError(`cannot read Redis's clock: ${(error as Error).message}`)
       throw this.lastFailure
     }
