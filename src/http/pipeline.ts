@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.ts'
 import type { Caller, Claim, Gate } from '../admission/gate.ts'
-import type { ExportSlots } from '../export/export-slots.ts'
+import type { ExportSlots } from '../limits/export-slots.ts'
 import { ApiError } from '../errors/api-error.ts'
 import { createRequestContext, type AdmittedContext, type Handler, type RequestContext } from './context.ts'
 import { errorResponse, notFound, toApiError } from './error-response.ts'
