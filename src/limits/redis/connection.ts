@@ -8,10 +8,9 @@ const NO_DEADLINE = 9_000_000_000_000_000
  * One connection to Redis for the limits, every call bounded in time.
  *
  * Bun's RedisClient is used with its own reconnection and offline queue turned off, and this
- * class reconnects instead, by building a new client: the client's reconnect path has had bugs
- * where replies were matched to the wrong commands after a reconnect (oven-sh/bun#27861) or a
- * command stayed pending for ever (oven-sh/bun#34374, #24019). A fresh client starts with an
- * empty queue, so no reply of the old connection can reach a new command. A call that times out
+ * class reconnects instead, by building a new client, since the client's own reconnect path has
+ * mismatched and lost replies (docs/decisions/0012-bun-redis-client.md). A fresh client starts
+ * with an empty queue, so no reply of the old connection can reach a new command. A call that times out
  * or fails on the connection discards the client (a half-open TCP connection would otherwise
  * never heal); the next call opens another, at most one attempt at a time, and after a failed
  * attempt calls fail at once for `retryDelayMs` instead of each waiting for a dead server.
