@@ -17,11 +17,9 @@ export interface RequestContext {
   readonly startedAt: number
   readonly request: Request
   readonly method: string
+  /** The path of the request target, as Bun passes it on (see createRequestContext). */
   readonly path: string
-  /**
-   * The raw query string's parameters. The framework's own query parsing is not used: it splits
-   * values on commas, keeps the last of a repeated scalar and drops unknown keys (see tickets/query.ts).
-   */
+  /** The raw query string's parameters, as sent: the contract's own rules read them (tickets/query.ts). */
   readonly params: URLSearchParams
   /** The query string, with its '?' (empty when none): what the access log shows. */
   readonly search: string
@@ -29,8 +27,6 @@ export interface RequestContext {
   caller?: Caller
   /** Headers every response to this request gets, whatever its status (the rate-limit headers). */
   readonly responseHeaders: Record<string, string>
-  /** The response, once the pipeline has answered (http/pipeline.ts): a request is answered once. */
-  response?: Response
   /**
    * Set by a handler whose response body goes on streaming after it is answered (a CSV
    * export): settles when the body ends, however it ends. Until then the request counts as in

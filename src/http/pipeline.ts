@@ -149,7 +149,6 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
 
   /** Where every request is answered, once: the headers every response gets, then the observers, the access log first. */
   function finish(context: RequestContext, response: Response, route: string | null, error?: ApiError, pathResolved?: true): Response {
-    context.response = response
     if (context.bodyEnded) void context.bodyEnded.finally(() => pending.delete(context))
     else pending.delete(context)
     for (const [name, value] of Object.entries(context.responseHeaders)) {
