@@ -228,7 +228,7 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
         TooManyRequests: jsonError('Rate limit exceeded (rate_limited), a demo organisation over its daily quota (demo_quota_exceeded), or, for the CSV export, as many exports of this token or of the server running as may run at once (too_many_exports); none of them counts.', { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') }, {
           oneOf: [ref('schemas', 'RateLimited'), ref('schemas', 'DemoQuotaExceeded'), ref('schemas', 'TooManyExports')],
         }),
-        NotFound: jsonError('No such path (not_found). Paths match exactly: a trailing slash makes another, unknown, path. No token needed; nothing counted.'),
+        NotFound: jsonError('No such path (not_found). Paths match exactly, as sent: a trailing slash, a dot segment, a backslash or an encoded slash makes another, unknown, path. No token needed; nothing counted.'),
         MethodNotAllowed: jsonError('A method other than GET, HEAD or the OPTIONS preflight (method_not_allowed). No token needed; nothing counted.', { Allow: ref('headers', 'Allow') }),
         HeadersTooLarge: jsonError('The request line and headers together exceed 16 KiB (headers_too_large); nothing counted. Past 64 KiB the server closes the connection after a bare 431 without this body.'),
         Internal: jsonError('An unexpected error; the body says nothing internal.'),
