@@ -103,16 +103,10 @@ export class ControlFile<C extends OpenConnection> {
   }
 
   /**
-   * The connection to the file now at the path. A changed identity (another file, or this one
-   * written outside SQLite) or an earlier failure opens it again; a missing file is never
-   * created here (that is a restore half done), it is unavailable. Throws
-   * ControlStoreUnavailableError when the file cannot be read.
-   *
-   * A new inode is a file restored by rename; a changed size or mtime on the same inode may be a
-   * restore by copy over it, which a connection would not notice either, so it too reopens.
-   * Ordinary writes change them as well (a WAL checkpoint every thousand pages or so): the cost
-   * is then a reopen and an empty token cache now and then, which buys never serving from a file
-   * that is no longer the one on disk.
+ * The connection to the file now at the path, opened again when its identity changed (a new
+   * inode is a restore by rename; a new size or mtime may be a copy over it, or only a
+   * checkpoint, which then costs a reopen) or after a failure. A missing file is never created
+   * here, it is a restore half done: ControlStoreUnavailableError, as for an unreadable one.
    */
   current(): C {
     const identity = fileIdentity(this.path)
