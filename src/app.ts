@@ -14,11 +14,10 @@ import { createGate } from './admission/gate.ts'
 import http from 'node:http'
 import { createPipeline, type RequestObserver } from './http/pipeline.ts'
 import { PARSER_HEAD_LIMIT_BYTES } from './http/request-head.ts'
-import { lastResortResponse } from './http/last-resort.ts'
+import { lastResortResponse } from './http/error-response.ts'
 import { accessLog } from './http/access-log.ts'
 import { systemRoutes } from './http/system-routes.ts'
 import { webRoutes } from './web/routes.ts'
-import { v1Routes } from './http/v1-routes.ts'
 import { queuesHandler } from './queues/handler.ts'
 import { ticketsHandler } from './tickets/handler.ts'
 import { exportHandler } from './export/handler.ts'
@@ -95,28 +94,30 @@ export function createApp(deps: AppDeps): App {
   let server: Server<undefined> | undefined
   let idleTimeoutSeconds = DEFAULT_IDLE_TIMEOUT_SECONDS
   const observers = [accessLog(logger), ...(deps.metrics ? [metricsObserver(deps.metrics)] : []), ...(deps.observers ?? [])]
-  const pipeline = createPipeline({ logger, observers })
-  const routes = [
-    ...systemRoutes({ store, limitsReady: () => gate.limitsReady() }),
-    ...v1Routes({
-      gate,
-      queues: queuesHandler(pool),
-      tickets: ticketsHandler(pool, tickets, cursors, changes),
-      exportCsv: exportHandler({
-        pool,
-        tickets,
-        changes,
-        stallTimeoutMs: config.exportStallTimeoutMs,
-        idleTimeout: serverIdleTimeout(() => server, () => idleTimeoutSeconds),
-        logger,
-        metrics,
-      }),
-      exportSlots: limits.exportSlots,
-    }),
-  ]
-  for (const { path, handler } of routes) pipeline.route(path, handler)
-  // The pages answer with whole responses of their own; the pipeline's hooks apply to them as well.
-  pipeline.mount(webRoutes({ ratePerMinute: config.rateLimitPerMinute, demoPerDay: config.demoDailyQuota }))
+  const pipeline = createPipeline({
+    logger,
+    observers,
+    gate,
+    routes: [
+      ...systemRoutes({ store, limitsReady: () => gate.limitsReady() }),
+      ...webRoutes({ ratePerMinute: config.rateLimitPerMinute, demoPerDay: config.demoDailyQuota }),
+      { path: '/v1/queues', admitted: queuesHandler(pool) },
+      { path: '/v1/tickets', admitted: ticketsHandler(pool, tickets, cursors, changes) },
+      {
+        path: '/v1/exports/tickets.csv',
+        admitted: exportHandler({
+          pool,
+          tickets,
+          changes,
+          stallTimeoutMs: config.exportStallTimeoutMs,
+          idleTimeout: serverIdleTimeout(() => server, () => idleTimeoutSeconds),
+          logger,
+          metrics,
+        }),
+        exportSlots: limits.exportSlots,
+      },
+    ],
+  })
 
   const inFlight = () => pipeline.active()
 
@@ -134,7 +135,9 @@ export function createApp(deps: AppDeps): App {
       server = Bun.serve({
         port,
         hostname: config.host,
-        fetch: pipeline.fetch,
+        // Matched on the request target as sent; anything else, whatever it resolves to, is unknown.
+        routes: pipeline.serveRoutes,
+        fetch: pipeline.unrouted,
         // The pipeline answers every request itself; this is only the net under it.
         error: (error) => lastResortResponse(error, logger),
         development: false,

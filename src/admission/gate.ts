@@ -5,8 +5,14 @@ import type { LastUsedRecorder } from '../control/last-used.ts'
 import { ApiError } from '../errors/api-error.ts'
 import type { DemoQuota, QuotaState, RateLimiter, WindowState } from '../limits/types.ts'
 import { rateLimitHeaders } from '../limits/state.ts'
-import type { Caller } from './caller.ts'
 import { LimitsOutage } from './limits-outage.ts'
+
+/** Who is calling: decided by the token alone, never by the path or the query. */
+export interface Caller {
+  tokenId: string
+  organisationId: string
+  demo: boolean
+}
 
 export interface GateDeps {
   lookupToken: LookupToken
@@ -67,16 +73,12 @@ export function createGate(deps: GateDeps): Gate {
     lastUsed.note(token.tokenId, clock.now())
 
     if (!token.apiEnabled) {
-      // The token is valid: its window (and a demo organisation's day) is shown, and nothing is
-      // counted. The answer needs no limit, so it is given even while the limits cannot be
-      // read, only without them.
-      const window = await outage.guard(() => limiter.peek(token.tokenId)).catch(() => undefined)
-      const day = window && demo ? await outage.guard(() => quota.peek(token.organisationId)).catch(() => undefined) : undefined
+      // The token is valid: its window (and a demo organisation's day) is shown, and nothing is counted.
       throw new ApiError(
         'api_not_enabled',
         'The API feature is not enabled for this organisation; an administrator can enable it.',
         {},
-        window ? headersOf(window, day) : {},
+        await uncountedHeaders(caller),
       )
     }
 
@@ -93,12 +95,8 @@ export function createGate(deps: GateDeps): Gate {
     )
     if ('refused' in claimed) {
       const { refused } = claimed
-      // Refused before the window: like any 429 it consumes nothing, and shows the window (and
-      // a demo organisation's day) uncounted, as a 402 does, and like a 402 it is answered even
-      // when the limits cannot be read just then, only without them.
-      const window = await outage.guard(() => limiter.peek(token.tokenId)).catch(() => undefined)
-      const day = window && demo ? await outage.guard(() => quota.peek(token.organisationId)).catch(() => undefined) : undefined
-      throw new ApiError(refused.errorCode, refused.message, refused.extra, { ...(window ? headersOf(window, day) : {}), ...refused.headers })
+      // Refused before the window: like any 429 it consumes nothing, and shows the limits uncounted, as a 402 does.
+      throw new ApiError(refused.errorCode, refused.message, refused.extra, { ...(await uncountedHeaders(caller)), ...refused.headers })
     }
     const { giveBack } = claimed
     try {
@@ -107,6 +105,18 @@ export function createGate(deps: GateDeps): Gate {
       giveBack()
       throw error
     }
+  }
+
+  /**
+   * The rate-limit headers of a request answered without counting (402, too_many_exports): the
+   * token's window and a demo organisation's day as they stand. Such an answer needs no limit,
+   * so it is given even while the limits cannot be read, only without these headers.
+   */
+  async function uncountedHeaders({ tokenId, organisationId, demo }: Caller): Promise<Record<string, string>> {
+    const window = await outage.guard(() => limiter.peek(tokenId)).catch(() => undefined)
+    if (!window) return {}
+    const day = demo ? await outage.guard(() => quota.peek(organisationId)).catch(() => undefined) : undefined
+    return headersOf(window, day)
   }
 
   /** The minute window, then a demo organisation's day: counted, or the ApiError that refuses the request. */

@@ -37,14 +37,14 @@ const CHANGE_STATE_SQL = new QueryBuilder()
  * another history of the file; a SQLite error for a file that cannot be read.
  */
 export function readChangeWindow(lease: TenantLease, codec: ChangesTokenCodec, since: ChangesPosition | null): ChangeWindow {
-  const schemaVersion = lease.schemaVersion()
+  const schemaVersion = lease.schema().version
   if (!hasChangeTracking(schemaVersion)) {
     if (since) throw notTracked(schemaVersion)
     return { token: null, sinceVersion: null }
   }
   const state = lease.statement(CHANGE_STATE_SQL).get() as ChangesPosition | null
   // A version-3 file without its history row was damaged by hand: it cannot be served as tracked.
-  if (!state) throw lease.fail(new DamagedFileError('change_history holds no history id'))
+  if (!state) throw new DamagedFileError('change_history holds no history id')
   // A version beyond the file's own: the file went back (restored from a copy) and will give the
   // versions out again to other changes, so the token is of another history as well.
   if (since && (since.historyId !== state.historyId || since.version > state.version)) throw otherHistory()

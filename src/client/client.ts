@@ -1,5 +1,5 @@
 import type { QueuesResponse, Ticket, TicketPage } from '../contract/schemas.ts'
-import type { TicketStatus } from '../contract/vocabulary.ts'
+import { TICKET_FILTERS, type TicketFilter, type TicketFilterValue } from '../contract/vocabulary.ts'
 import { UnexpectedResponseError } from './errors.ts'
 import { sendWithRetries, WaitBudget, type FetchLike, type RetryEvent, type RetryPolicy } from './retry.ts'
 import { splitIntoWindows, toInstant, type Window } from './windows.ts'
@@ -37,15 +37,15 @@ export interface ClientOptions {
   random?: () => number
 }
 
+/** The filters of a query (`queueId`, `locationId`, `status`, …): one value or several, from the contract's table. */
+export type TicketFilters = { [F in TicketFilter as F['parameter']]?: TicketFilterValue<F> | readonly TicketFilterValue<F>[] }
+
 /** The query of both ticket operations; a range longer than 90 days is split by the client. */
-export interface TicketQuery {
+export interface TicketQuery extends TicketFilters {
   /** Inclusive start of creation time: a Date, epoch ms, `2026-03-01` or an RFC 3339 date-time with Z or an offset. */
   from: Date | number | string
   /** Exclusive end of creation time, in the same forms. */
   to: Date | number | string
-  queueId?: string | readonly string[]
-  locationId?: string | readonly string[]
-  status?: TicketStatus | readonly TicketStatus[]
   /** Page size, 1 to 500 (`pages` and `tickets` only). @default 100 on the server */
   limit?: number
   /** Only tickets inserted or changed after this `X-Changes-Token` (see `changes`). */
@@ -189,8 +189,9 @@ export class Client {
 
   private params(query: TicketQuery, window: Window, page: boolean): URLSearchParams {
     const params = new URLSearchParams({ from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString() })
-    for (const [name, values] of [['queueId', query.queueId], ['locationId', query.locationId], ['status', query.status]] as const) {
-      for (const value of values === undefined ? [] : typeof values === 'string' ? [values] : values) params.append(name, value)
+    for (const { parameter } of TICKET_FILTERS) {
+      const values: string | readonly string[] | undefined = query[parameter]
+      for (const value of values === undefined ? [] : typeof values === 'string' ? [values] : values) params.append(parameter, value)
     }
     if (page && query.limit !== undefined) params.set('limit', String(query.limit))
     if (query.changedAfter !== undefined) params.set('changedAfter', query.changedAfter)

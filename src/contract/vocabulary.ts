@@ -21,13 +21,41 @@ export const MAX_RANGE_MS = MAX_RANGE_DAYS * 86_400_000
 export const DEFAULT_PAGE_LIMIT = 100
 export const MAX_PAGE_LIMIT = 500
 
+/**
+ * The filters of both ticket operations, declared once: the query parameter, the ticket field
+ * (and tenant column) it selects on, its values when they are a closed set, and what the API
+ * reference says of it. Every filter repeats (`name=a&name=b`, never split on commas) and
+ * several filters combine with AND. The parser, the SQL, the cursor, the OpenAPI document and
+ * the client's query type are derived from this table; adding a filter is a row here (its
+ * field a column of the tenant schema) and its tests.
+ */
+export const TICKET_FILTERS = [
+  { parameter: 'queueId', field: 'queueId', description: 'Repeatable (queueId=a&queueId=b); values are never split on commas. Ids that match nothing give an empty result.' },
+  { parameter: 'locationId', field: 'locationId', description: 'Repeatable (locationId=a&locationId=b).' },
+  { parameter: 'status', field: 'status', values: TICKET_STATUSES, description: 'Repeatable; each one of the six ticket states.' },
+] as const satisfies readonly TicketFilterRow[]
+
+interface TicketFilterRow {
+  readonly parameter: string
+  readonly field: TicketField
+  /** The only values accepted (400 otherwise); any non-empty string when absent. */
+  readonly values?: readonly string[]
+  readonly description: string
+}
+
+export type TicketFilter = (typeof TICKET_FILTERS)[number]
+export type TicketFilterName = TicketFilter['parameter']
+/** The values a filter takes: its closed set, or any string. */
+export type TicketFilterValue<F extends TicketFilter> = F extends { values: readonly (infer V)[] } ? V : string
+
+/** The parameters that may be given several times (`name=a&name=b`): the filters. */
+export const REPEATABLE_PARAMETERS = TICKET_FILTERS.map((filter) => filter.parameter)
+
 /** Every query parameter each ticket operation accepts; anything else is 400. */
 export const TICKET_PARAMETERS = {
-  page: ['from', 'to', 'queueId', 'locationId', 'status', 'changedAfter', 'cursor', 'limit'],
-  export: ['from', 'to', 'queueId', 'locationId', 'status', 'changedAfter'],
+  page: ['from', 'to', ...REPEATABLE_PARAMETERS, 'changedAfter', 'cursor', 'limit'],
+  export: ['from', 'to', ...REPEATABLE_PARAMETERS, 'changedAfter'],
 } as const
-/** The parameters that may be given several times (`name=a&name=b`). */
-export const REPEATABLE_PARAMETERS = ['queueId', 'locationId', 'status'] as const
 
 /**
  * The response header of both ticket operations that holds a changes token (docs/api.md#loading-incrementally):

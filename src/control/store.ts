@@ -1,13 +1,12 @@
-import { Database, type Statement } from 'bun:sqlite'
+import type { Database, Statement } from 'bun:sqlite'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { and, asc, eq, getTableColumns, lt, or, sql } from 'drizzle-orm'
 import { join } from 'node:path'
-import { rmSync, statSync } from 'node:fs'
 import { LRUCache } from 'lru-cache'
 import { ensurePrivateDirectory, openWritableDatabase } from '../db/files.ts'
-import { ApiError } from '../errors/api-error.ts'
 import { migrate, schemaVersion } from '../db/migrator.ts'
 import { CONTROL_MIGRATIONS } from './migrations.ts'
+import { ControlFile } from './control-file.ts'
 import { slugProblem } from './slug.ts'
 import * as schema from './schema.ts'
 import { apiTokens, demoQuotaUsage, organisations, serviceSettings } from './schema.ts'
@@ -42,50 +41,6 @@ export interface ControlStoreOptions {
 export function isBusyError(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code
   return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
-}
-
-/**
- * SQLite failures that mean the file itself cannot be read (corrupt, not a database, gone,
- * moved): answered 503 and the connection dropped, so that the next request opens the file again.
- */
-const FILE_FAILURE = /^SQLITE_(CORRUPT|NOTADB|IOERR|CANTOPEN|READONLY_DBMOVED)/
-
-function isControlFileFailure(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code
-  return typeof code === 'string' && FILE_FAILURE.test(code)
-}
-
-/**
- * The 503 of a control store that cannot be read (the same answer /readyz gives): the body is a
- * tenant file's (data_unavailable), the class tells the two apart for the metrics.
- */
-export class ControlStoreUnavailableError extends ApiError {
-  constructor() {
-    super('data_unavailable', 'The service cannot read its own data right now; try again shortly.')
-  }
-}
-
-/**
- * Which file lies at a path (dev:inode) and which state of it (size:mtime), or null when none
- * does. A new `file` is a file put there by rename; a new `state` of the same file is a write,
- * ours, another process's, or a copy over it.
- */
-interface FileIdentity {
-  file: string
-  state: string
-}
-
-function fileIdentity(path: string): FileIdentity | null {
-  const stat = statSync(path, { throwIfNoEntry: false, bigint: true })
-  return stat ? { file: `${stat.dev}:${stat.ino}`, state: `${stat.size}:${stat.mtimeNs}` } : null
-}
-
-function sameFile(a: FileIdentity | null, b: FileIdentity | null): boolean {
-  return a !== null && b !== null && a.file === b.file
-}
-
-function unchanged(a: FileIdentity | null, b: FileIdentity | null): boolean {
-  return sameFile(a, b) && a!.state === b!.state
 }
 
 /** One open connection to control.sqlite and the statements prepared on it. */
@@ -125,23 +80,14 @@ class ControlConnection {
 /**
  * `DATA_DIR/control.sqlite`: organisations, API tokens, demo-quota counters and service
  * settings. Migrated when opened, by the server and by the admin CLI alike. Shared by every
- * process on the same data directory, so every counter lives in SQL, not in memory.
- *
- * The file may be replaced while the server runs (a restore by copy and rename: a new inode) or
- * broken in place: every use first compares the file's identity (one stat) with the one opened
- * and opens the file again when it changed, so a token revoked in a restored file is refused on
- * the very next request. A file that cannot be read answers 503 until a good one is put back.
+ * process on the same data directory, so every counter lives in SQL, not in memory. Every use
+ * goes through the file as it lies on disk now (control-file.ts): a replaced file is reopened,
+ * one that cannot be read throws ControlStoreUnavailableError until a good one is put back.
  */
 export class ControlStore {
   /** The file's schema version before this store migrated it (what `admin migrate` reports). */
   readonly schemaVersionAtOpen: number
-  private readonly path: string
-  private readonly busyTimeoutMs: number
-  private connection: ControlConnection | undefined
-  private openedIdentity: FileIdentity | null = null
-  /** The WAL and its index beside the file that was opened: the old file's, once another file lies there. */
-  private openedWal: FileIdentity | null = null
-  private openedShm: FileIdentity | null = null
+  private readonly file: ControlFile<ControlConnection>
   /**
    * Active tokens seen recently, by hash. Valid while no other connection has committed to this
    * file (PRAGMA data_version, a few microseconds; an indexed look-up measured about ten times
@@ -154,140 +100,41 @@ export class ControlStore {
 
   constructor(readonly dataDir: string, options: ControlStoreOptions = {}) {
     ensurePrivateDirectory(dataDir)
-    this.path = join(dataDir, 'control.sqlite')
-    this.busyTimeoutMs = options.busyTimeoutMs ?? OPEN_BUSY_TIMEOUT_MS
-    const db = openWritableDatabase(this.path, OPEN_BUSY_TIMEOUT_MS)
+    const path = join(dataDir, 'control.sqlite')
+    const busyTimeoutMs = options.busyTimeoutMs ?? OPEN_BUSY_TIMEOUT_MS
+    this.file = new ControlFile(path, {
+      busyTimeoutMs,
+      prepare: (db) => {
+        migrate(db, CONTROL_MIGRATIONS)
+        return new ControlConnection(db)
+      },
+      onReopen: () => {
+        this.activeTokens.clear()
+        this.seenDataVersion = -1
+      },
+    })
+    const db = openWritableDatabase(path, OPEN_BUSY_TIMEOUT_MS)
     this.schemaVersionAtOpen = schemaVersion(db)
-    this.connection = this.prepare(db)
+    const connection = this.file.adopt(db)
     // Made while opening waits long for the write lock: the workers of WORKERS=N start together
     // and would otherwise race to create it under the server's short busy timeout. On this very
-    // connection, not through current(): another process's write since the open changes the
-    // file's identity, and current() would close `db` under the next line.
-    ensureCursorSigningKey(this.connection.orm)
-    db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`)
+    // connection, not through the file: another process's write since the open changes the
+    // file's identity, and a reopen would close `db` under the next line.
+    ensureCursorSigningKey(connection.orm)
+    db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
   }
 
   /** The current connection (reopened if the file changed); for the admin CLI and /readyz. */
   get db(): Database {
-    return this.current().db
+    return this.file.current().db
   }
 
   get orm(): BunSQLiteDatabase<typeof schema> {
-    return this.current().orm
+    return this.file.current().orm
   }
 
   close(): void {
-    this.connection?.close()
-    this.connection = undefined
-  }
-
-  /** Migrates a freshly opened file and prepares the statements on it; closes it on failure. */
-  private prepare(db: Database): ControlConnection {
-    try {
-      migrate(db, CONTROL_MIGRATIONS)
-      const connection = new ControlConnection(db)
-      this.openedIdentity = fileIdentity(this.path)
-      this.openedWal = fileIdentity(`${this.path}-wal`)
-      this.openedShm = fileIdentity(`${this.path}-shm`)
-      return connection
-    } catch (error) {
-      db.close(false)
-      throw error
-    }
-  }
-
-  /**
-   * The connection to the file now at the path. A changed identity (another file, or this one
-   * written outside SQLite) or an earlier failure opens it again; a missing file is never
-   * created here (that is a restore half done), it is unavailable. Throws the 503 when the file
-   * cannot be read.
-   *
-   * A new inode is a file restored by rename; a changed size or mtime on the same inode may be a
-   * restore by copy over it, which a connection would not notice either, so it too reopens.
-   * Ordinary writes change them as well (a WAL checkpoint every thousand pages or so): the cost
-   * is then a reopen and an empty token cache now and then, which buys never serving from a file
-   * that is no longer the one on disk.
-   */
-  private current(): ControlConnection {
-    const identity = fileIdentity(this.path)
-    if (this.connection && unchanged(identity, this.openedIdentity)) return this.connection
-    // Inside a transaction the connection stays: closing it would break the caller's work half
-    // way ("Database has closed"). Another process's checkpoint changes the file's mtime while
-    // this one holds the write lock; a real restore is noticed once the transaction ends.
-    if (this.connection?.db.inTransaction) return this.connection
-    const replaced = !sameFile(identity, this.openedIdentity)
-    if (this.connection) {
-      // Taking the old connection out of WAL mode writes the old file's log into the old file and
-      // deletes it, before the new file is opened (it must not read another file's log). It also
-      // keeps the old connection, once really closed, from deleting the new file's WAL: drizzle's
-      // statements are finalized by the garbage collector, and SQLite closes after them.
-      if (replaced) {
-        try {
-          this.connection.db.exec('PRAGMA journal_mode = DELETE')
-        } catch {
-          // The old file is unreadable, or another process still has it open (below).
-        }
-      }
-      this.connection.close()
-      this.connection = undefined
-    }
-    if (replaced) this.moveOldLogAside()
-    this.activeTokens.clear()
-    this.seenDataVersion = -1
-    if (identity === null) throw new ControlStoreUnavailableError()
-    try {
-      this.connection = this.prepare(this.openExisting())
-      return this.connection
-    } catch (error) {
-      if (isControlFileFailure(error)) throw new ControlStoreUnavailableError()
-      throw error
-    }
-  }
-
-  /**
-   * The WAL and its index beside a replaced file, when they are still the old file's (another
-   * process, a worker that has not yet noticed the new file, kept them): removed, so that the
-   * new file starts without them. That process keeps the copies it has open, and notices the
-   * new file on its next request. A log made for the new file since is another file: kept.
-   */
-  private moveOldLogAside(): void {
-    for (const [suffix, opened] of [['-wal', this.openedWal], ['-shm', this.openedShm]] as const) {
-      if (sameFile(fileIdentity(this.path + suffix), opened)) rmSync(this.path + suffix, { force: true })
-    }
-  }
-
-  /** Opens the file at the path, never creating one: an empty file is a copy still under way. */
-  private openExisting(): Database {
-    const db = new Database(this.path, { readwrite: true, create: false, strict: true })
-    try {
-      db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`)
-      if (schemaVersion(db) === 0) throw Object.assign(new Error('control.sqlite is empty'), { code: 'SQLITE_NOTADB' })
-      db.exec('PRAGMA journal_mode = WAL')
-      db.exec('PRAGMA synchronous = NORMAL')
-      db.exec('PRAGMA foreign_keys = ON')
-      return db
-    } catch (error) {
-      db.close(false)
-      throw error
-    }
-  }
-
-  /**
-   * Runs a read or write of the request path: a failure of the file itself drops the
-   * connection (the next use opens the file again) and becomes the 503.
-   */
-  private use<T>(work: (connection: ControlConnection) => T): T {
-    const connection = this.current()
-    try {
-      return work(connection)
-    } catch (error) {
-      if (!isControlFileFailure(error)) throw error
-      if (this.connection === connection) {
-        connection.close()
-        this.connection = undefined
-      }
-      throw new ControlStoreUnavailableError()
-    }
+    this.file.close()
   }
 
   // ---- organisations -------------------------------------------------------------------------
@@ -367,7 +214,7 @@ export class ControlStore {
    * file is unchanged; unknown and revoked ones always cost one indexed look-up, the same work.
    */
   lookupToken(tokenHash: string): TokenLookup | undefined {
-    return this.use((connection) => {
+    return this.file.use((connection) => {
       const { data_version: dataVersion } = connection.dataVersion.get() as { data_version: number }
       if (dataVersion !== this.seenDataVersion) {
         this.activeTokens.clear()
@@ -388,7 +235,7 @@ export class ControlStore {
   /** Writes batched `last used` times in one short transaction. */
   recordTokenUse(lastUsed: ReadonlyMap<string, string>): void {
     if (lastUsed.size === 0) return
-    this.use(({ db, orm }) =>
+    this.file.use(({ db, orm }) =>
       db.transaction(() => {
         for (const [id, at] of lastUsed) {
           orm
@@ -405,19 +252,19 @@ export class ControlStore {
 
   /** Takes one request from the organisation's quota for `day` unless `limit` is reached. */
   consumeDemoQuota(organisationId: string, day: string, limit: number): { allowed: boolean; used: number } {
-    const row = this.use((connection) => connection.consumeQuota.get(organisationId, day, limit)) as { count: number } | null
+    const row = this.file.use((connection) => connection.consumeQuota.get(organisationId, day, limit)) as { count: number } | null
     if (row) return { allowed: true, used: row.count }
     return { allowed: false, used: this.demoQuotaUsed(organisationId, day) }
   }
 
   demoQuotaUsed(organisationId: string, day: string): number {
-    const row = this.use((connection) => connection.quotaCount.get(organisationId, day)) as { count: number } | null
+    const row = this.file.use((connection) => connection.quotaCount.get(organisationId, day)) as { count: number } | null
     return row?.count ?? 0
   }
 
   /** The newest day any process has counted a demo request on (YYYY-MM-DD), or '' when none. */
   latestDemoQuotaDay(): string {
-    const row = this.use((connection) => connection.db.query('SELECT max(day) AS day FROM demo_quota_usage').get()) as { day: string | null }
+    const row = this.file.use((connection) => connection.db.query('SELECT max(day) AS day FROM demo_quota_usage').get()) as { day: string | null }
     return row.day ?? ''
   }
 

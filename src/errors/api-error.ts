@@ -14,8 +14,10 @@ export class ApiError extends Error {
     readonly extra: Record<string, unknown> = {},
     /** Extra response headers (`Retry-After`, `WWW-Authenticate`, `Allow`). */
     readonly headers: Record<string, string> = {},
+    /** The domain error this answers, when one below http/ was mapped to it (http/error-response.ts). */
+    cause?: Error,
   ) {
-    super(message)
+    super(message, cause ? { cause } : undefined)
     this.name = 'ApiError'
     this.status = ERROR_STATUS[errorCode]
   }

@@ -43,10 +43,10 @@ interface DirectController {
  * Everything that can fail before the first byte fails in this function (preparing the
  * statement and reading the first row), so the caller can still answer with a JSON error. After
  * that, rows are formatted about `chunkBytes` at a time and written straight to the response:
- * a Bun "direct" stream, with no queue between the formatter and the socket (measured faster
- * than a pull-based stream; see docs/architecture.md#direct-stream-and-backpressure). Memory stays flat whatever the row count: a write
- * the socket cannot take yet returns a promise, and the loop waits for it, so a slow reader
- * slows the query instead of filling memory. Every ending (complete, cancel, stall, failure)
+ * a Bun "direct" stream, with no queue between the formatter and the socket
+ * (docs/decisions/0008-direct-stream-export.md). Memory stays flat whatever the row count: a
+ * write the socket cannot take yet returns a promise, and the loop waits for it, so a slow
+ * reader slows the query instead of filling memory. Every ending (complete, cancel, stall, failure)
  * closes the snapshot exactly once. A failure after the first byte
  * aborts the response, so the client sees a truncated transfer, never a file that looks complete.
  */

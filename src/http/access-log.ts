@@ -19,13 +19,16 @@ function loggedQuery(search: string): string | undefined {
  * included: a token pasted into a URL never reaches the log.
  */
 export function accessLog(logger: Logger): RequestObserver {
-  return ({ context, response, durationMs }) => {
+  return ({ context, response, durationMs, error, pathResolved }) => {
     logger.info('request', {
       requestId: context.id,
       method: context.method,
       path: context.path,
+      pathResolved,
       query: loggedQuery(context.search),
       status: response.status,
+      // The error code of a 4xx/5xx, so that a line tells `rate_limited` from `too_many_exports`, or `limits_unavailable` from `data_unavailable`.
+      error: error?.errorCode,
       durationMs,
       organisationId: context.caller?.organisationId,
       tokenId: context.caller?.tokenId,

@@ -1,6 +1,6 @@
-import type { Caller } from '../admission/caller.ts'
+import type { Caller } from '../admission/gate.ts'
 import { containsTokenShape } from '../auth/token-shape.ts'
-import { requestTarget, STAND_IN_ORIGIN } from './request-target.ts'
+import { requestTarget } from './request-target.ts'
 
 /**
  * Everything a handler knows about the request it answers, made once when the request arrives
@@ -17,11 +17,9 @@ export interface RequestContext {
   readonly startedAt: number
   readonly request: Request
   readonly method: string
+  /** The path of the request target, as Bun passes it on (see createRequestContext). */
   readonly path: string
-  /**
-   * The raw query string's parameters. The framework's own query parsing is not used: it splits
-   * values on commas, keeps the last of a repeated scalar and drops unknown keys (see tickets/query.ts).
-   */
+  /** The raw query string's parameters, as sent: the contract's own rules read them (tickets/query.ts). */
   readonly params: URLSearchParams
   /** The query string, with its '?' (empty when none): what the access log shows. */
   readonly search: string
@@ -29,8 +27,6 @@ export interface RequestContext {
   caller?: Caller
   /** Headers every response to this request gets, whatever its status (the rate-limit headers). */
   readonly responseHeaders: Record<string, string>
-  /** The response, once the pipeline has answered (http/pipeline.ts): a request is answered once. */
-  response?: Response
   /**
    * Set by a handler whose response body goes on streaming after it is answered (a CSV
    * export): settles when the body ends, however it ends. Until then the request counts as in
@@ -59,23 +55,23 @@ function acceptedRequestId(given: string | null): string | undefined {
 }
 
 /**
- * The context of a request, whatever its Host: the path and query come from the request target
- * (http/request-target.ts), never from a URL built on the Host, so this does not throw.
+ * The context of a request, whatever its Host: the path and query are the request target's
+ * (http/request-target.ts), never a URL built on the Host, and the path is kept as Bun gives it,
+ * not parsed again, so that routing and the log see one spelling.
  */
 export function createRequestContext(request: Request): RequestContext {
   const target = requestTarget(request.url)
-  // Prefixed as text, not resolved against a base: a target of `//x` stays a path.
-  const url = new URL(STAND_IN_ORIGIN + target)
   const mark = target.indexOf('?')
+  const search = mark === -1 ? '' : target.slice(mark)
   return {
     id: acceptedRequestId(request.headers.get('x-request-id')) ?? crypto.randomUUID(),
     startedAt: performance.now(),
     request,
     method: request.method,
-    path: url.pathname,
+    path: mark === -1 ? target : target.slice(0, mark),
     // From the raw text after '?', as sent: the parameters a client wrote, not a re-encoding of them.
-    params: new URLSearchParams(mark === -1 ? '' : target.slice(mark + 1)),
-    search: url.search,
+    params: new URLSearchParams(search.slice(1)),
+    search: search === '?' ? '' : search,
     responseHeaders: {},
   }
 }

@@ -1,18 +1,23 @@
-import { NotFoundError, ParseError, ValidationError } from 'elysia'
 import { ApiError, errorBody } from '../errors/api-error.ts'
 import { TenantUnavailableError } from '../tenant/lease.ts'
+import { ControlStoreUnavailableError } from '../control/control-file.ts'
 import type { Logger } from '../logger.ts'
+import { decorateResponse } from './response-headers.ts'
 
-/** Maps anything thrown while answering a request to an ApiError; unexpected errors become 500. */
+/**
+ * Maps anything thrown while answering a request to an ApiError: the domain errors of the layers
+ * below, which know nothing of HTTP, to their answers (keeping the error as `cause`, which the
+ * metrics read); unexpected errors to a logged 500.
+ */
 export function toApiError(error: unknown, logger: Logger, requestId: string): ApiError {
   if (error instanceof ApiError) return error
   if (error instanceof TenantUnavailableError) {
     // The kind of failure only: the reason, with SQLite's message, is in the pool's log line, under the same request id.
-    return new ApiError('data_unavailable', `The organisation's data cannot be read right now (its data file is ${error.kind}); try again later.`)
+    return new ApiError('data_unavailable', `The organisation's data cannot be read right now (its data file is ${error.kind}); try again later.`, {}, {}, error)
   }
-  if (error instanceof NotFoundError) return notFound()
-  if (error instanceof ValidationError || error instanceof ParseError) {
-    return new ApiError('invalid_request', 'The request is not valid.')
+  if (error instanceof ControlStoreUnavailableError) {
+    // The body a tenant file's 503 has; /readyz says not ready meanwhile.
+    return new ApiError('data_unavailable', 'The service cannot read its own data right now; try again shortly.', {}, {}, error)
   }
   // Full detail goes to the log only: no stack, SQL or path in the body.
   logger.error('unhandled_error', {
@@ -32,4 +37,17 @@ export function errorResponse(error: ApiError, requestId: string): Response {
     status: error.status,
     headers: { 'Content-Type': 'application/json', ...error.headers },
   })
+}
+
+/**
+ * Bun.serve's `error` handler: what is sent if an error ever escapes the pipeline, which answers
+ * every request itself (http/pipeline.ts). Without it Bun sends a plain-text 500 with no request
+ * id. Bun does not pass the request, so the lines logged have only the id the answer carries.
+ */
+export function lastResortResponse(error: unknown, logger: Logger): Response {
+  const requestId = crypto.randomUUID()
+  const apiError = toApiError(error, logger, requestId)
+  const response = errorResponse(apiError, requestId)
+  logger.info('request', { requestId, status: response.status, error: apiError.errorCode })
+  return decorateResponse(response, requestId, { privateData: true })
 }

@@ -1,22 +1,46 @@
-import { Elysia, type AnyElysia } from 'elysia'
 import type { Logger } from '../logger.ts'
+import type { Caller, Claim, Gate } from '../admission/gate.ts'
+import type { ExportSlots } from '../limits/export-slots.ts'
 import { ApiError } from '../errors/api-error.ts'
-import { createRequestContext, jsonResponse, type Handler, type RequestContext } from './context.ts'
+import { createRequestContext, type AdmittedContext, type Handler, type RequestContext } from './context.ts'
 import { errorResponse, notFound, toApiError } from './error-response.ts'
 import { decorateResponse, preflightResponse } from './response-headers.ts'
 import { headTooLarge, REQUEST_HEAD_LIMIT_BYTES, requestHeadBytes } from './request-head.ts'
-import { isUsableUrl, requestTarget, STAND_IN_ORIGIN } from './request-target.ts'
+
+/** A route outside /v1 (the pages, health): answered without a token. */
+export interface OpenRoute {
+  path: string
+  handler: Handler
+}
+
+/**
+ * A route of the public contract: the gate admits the request first (token, feature, minute
+ * window, demo quota), then the handler gets the caller on its context. `exportSlots`: the
+ * route holds one of the exports running at once from before the window counts until its body ends.
+ */
+export interface V1Route {
+  path: string
+  admitted: Handler<AdmittedContext>
+  exportSlots?: ExportSlots
+}
+
+export type Route = OpenRoute | V1Route
 
 /** What observers of the pipeline are told, once per request, when its response is ready. */
 export interface AnsweredRequest {
   context: RequestContext
   response: Response
-  /** The route that answered (its path as registered); null when none matched (404, 405, preflight). */
+  /** The route that answered (its path as registered); null when none did (404, 405, preflight, 431). */
   route: string | null
   /** Milliseconds from arrival to the response being ready; for a streamed export, `context.bodyEnded` settles at its last byte. */
   durationMs: number
-  /** The error the response was made from, when it is an error answer (thrown by a step, or 404/405 without a route). */
+  /** The error the response was made from, when it is an error answer. */
   error?: ApiError
+  /**
+   * True when the target named a route's path in another spelling (dot segments, backslashes):
+   * Bun gives the application only the resolved path, so the log says it was not sent so.
+   */
+  pathResolved?: true
 }
 
 /**
@@ -27,156 +51,128 @@ export interface AnsweredRequest {
 export type RequestObserver = (answered: AnsweredRequest) => void
 
 export interface Pipeline {
-  /** Adds a GET route with the one handler shape. */
-  route(path: string, handler: Handler): void
-  /** Adds an Elysia plugin whose routes answer with whole responses (the pages); the hooks apply to them too. */
-  mount(plugin: AnyElysia): void
-  /** Answers one request: what the HTTP server calls. */
+  /** Answers one request, routed by its path (in-process callers and tests). */
   fetch(request: Request): Promise<Response>
+  /** Bun.serve's `routes`: each path as sent, byte for byte, to its route; everything else goes to `unrouted`. */
+  readonly serveRoutes: Record<string, (request: Request) => Promise<Response>>
+  /** Bun.serve's `fetch`: a request whose target is none of the routes' paths as sent (404). */
+  unrouted(request: Request): Promise<Response>
   /** Requests being answered right now, and answered ones whose body still streams (exports). */
   active(): number
-}
-
-/**
- * The one request pipeline (docs/architecture.md#the-path-of-a-request), every step an Elysia
- * hook on one instance:
- *
- * 0. `fetch` makes the RequestContext from the request target, whatever the Host
- *    (http/request-target.ts); a request head over REQUEST_HEAD_LIMIT_BYTES is answered 431 here.
- *    HEAD is routed as GET: it runs the same route and checks and counts alike, and the HTTP
- *    server sends the same status and headers without the body.
- * 1. onRequest answers at once a method other than GET or HEAD, which needs no route: the CORS
- *    preflight, 405 on a known path, 404 on an unknown one. None needs a token, none counts.
- * 2. The route's handler gets the context and returns a Response. Paths match exactly: a
- *    trailing slash is another, unknown, path.
- * 3. Anything thrown, Elysia's own errors (no route matched, validation) included, becomes the
- *    one error body in onError, through http/error-response.ts; should Elysia itself fail,
- *    `fetch` still answers with that body, so no request leaves without a JSON answer.
- * 4. `answer`, reached from each of these, adds the headers every response gets and tells
- *    the observers (the access log first). It runs once per request.
- */
-export function createPipeline(options: { logger: Logger; observers: readonly RequestObserver[] }): Pipeline {
-  const { logger, observers } = options
-  const pending = new Set<RequestContext>()
-  // The context of each request handed to Elysia, made by `fetch` before it; looked up by onRequest.
-  const contexts = new WeakMap<Request, RequestContext>()
-  let knownPaths: Set<string> | undefined
-
-  function answer(context: RequestContext, response: Response, route: string | null, error?: ApiError): Response {
-    if (context.response) return context.response
-    context.response = response
-    if (context.bodyEnded) void context.bodyEnded.finally(() => pending.delete(context))
-    else pending.delete(context)
-    for (const [name, value] of Object.entries(context.responseHeaders)) {
-      if (!response.headers.has(name)) response.headers.set(name, value)
-    }
-    decorateResponse(response, context.id, { privateData: context.path.startsWith('/v1/') })
-    const answered: AnsweredRequest = { context, response, route, durationMs: Math.round((performance.now() - context.startedAt) * 100) / 100, error }
-    for (const observe of observers) {
-      try {
-        observe(answered)
-      } catch (error) {
-        logger.error('observer_failed', { requestId: context.id, error: String(error) })
-      }
-    }
-    return response
-  }
-
-  /** Answers a request that is neither GET nor HEAD, without routing: the preflight, 404 or 405. */
-  function answerWithoutRoute(context: RequestContext): Response {
-    knownPaths ??= new Set(app.routes.map((route) => route.path))
-    const known = knownPaths.has(context.path)
-    if (context.method === 'OPTIONS' && known) return answer(context, preflightResponse(), null)
-    const error = known ? new ApiError('method_not_allowed', `Only GET and HEAD are allowed on ${context.path}.`, {}, { Allow: ALLOWED_METHODS }) : notFound()
-    return answer(context, errorResponse(error, context.id), null, error)
-  }
-
-  // Elysia finds the path by searching for '/' from index 11 by default, assuming a host of at
-  // least 4 characters: a proxy's `Host: api` would turn /v1/queues into a 404. The request it
-  // gets always has an absolute URL (see `fetch`), so searching from after "http://" is exact.
-  // strictPath: `/v1/queues/` is not `/v1/queues` (Elysia would otherwise serve both).
-  const app = new Elysia({ strictPath: true, handler: { standardHostname: false } })
-    // Set for each request by onRequest below, before anything else runs.
-    .decorate('context', undefined as unknown as RequestContext)
-    .onRequest((c) => {
-      const context = contextOf(c.request)
-      c.context = context
-      if (context.method !== 'GET' && context.method !== 'HEAD') return answerWithoutRoute(context)
-    })
-    .onError((c) => {
-      // No context when the request broke before one was made.
-      const context = c.context ?? contextOf(c.request)
-      const error = toApiError(c.error, logger, context.id)
-      return answer(context, errorResponse(error, context.id), c.code === 'NOT_FOUND' ? null : c.route, error)
-    })
-    // Runs on a route's response, and on onError's when a route had matched (then already answered).
-    .mapResponse((c) => {
-      const value = c.responseValue
-      return answer(c.context, value instanceof Response ? value : jsonResponse(value), c.route)
-    })
-
-  /**
-   * The context `fetch` made for the request it handed Elysia. Every request enters through
-   * `fetch`, so a missing one is a bug of ours: it is said in the log, not papered over, and the
-   * request is still answered with a context of its own.
-   */
-  function contextOf(request: Request): RequestContext {
-    const known = contexts.get(request)
-    if (known) return known
-    const context = track(createRequestContext(request))
-    logger.error('pipeline_untracked_request', { requestId: context.id, path: context.path })
-    return context
-  }
-
-  function track(context: RequestContext): RequestContext {
-    pending.add(context)
-    return context
-  }
-
-  async function fetch(request: Request): Promise<Response> {
-    const context = track(createRequestContext(request))
-    if (requestHeadBytes(request, context) > REQUEST_HEAD_LIMIT_BYTES) {
-      const error = headTooLarge()
-      return answer(context, errorResponse(error, context.id), null, error)
-    }
-    try {
-      const routed = routable(request, context)
-      contexts.set(routed, context)
-      const response = await app.fetch(routed)
-      // Every way through Elysia reaches `answer`; should one ever not, it is answered here, so
-      // that no request goes unlogged or stays counted in flight.
-      return context.response ? response : answer(context, response, null)
-    } catch (error) {
-      // Only a fault of the framework or of a hook lands here: still the one JSON body, an access line, nothing left in flight.
-      const apiError = toApiError(error, logger, context.id)
-      return answer(context, errorResponse(apiError, context.id), null, apiError)
-    }
-  }
-
-  return {
-    route(path, handler) {
-      app.get(path, (c) => handler(c.context))
-    },
-    mount(plugin) {
-      app.use(plugin)
-    },
-    fetch,
-    active: () => pending.size,
-  }
 }
 
 /** The methods every route answers (`Allow` of a 405). */
 const ALLOWED_METHODS = 'GET, HEAD'
 
 /**
- * The request the router sees: the same request, unless its URL is not the absolute URL that
- * Elysia reads its path from (a missing or malformed Host, http/request-target.ts), or it is a
- * HEAD, which is routed as the GET it mirrors (RFC 9110: HEAD wherever GET). The context keeps
- * the real method; the headers, and so the token, are the same.
+ * The one request pipeline (docs/architecture.md#the-path-of-a-request), read top to bottom in
+ * `answer`: the context is made once, each step gets it, anything a step throws becomes the one
+ * error body in one place, and `finish` completes every response once.
+ *
+ * Routing is exact on the target as sent: Bun.serve matches its `routes` on the raw request
+ * target, while `request.url` has dot segments and backslashes already resolved, so a target
+ * such as `/v1/./queues` reaches no route and is answered 404, never the operation it resolves to.
  */
-function routable(request: Request, context: RequestContext): Request {
-  const method = context.method === 'HEAD' ? 'GET' : context.method
-  if (method === request.method && isUsableUrl(request.url)) return request
-  // The body is left behind: no route reads one, and a GET may not carry one.
-  return new Request(STAND_IN_ORIGIN + requestTarget(request.url), { method, headers: request.headers, signal: request.signal })
+export function createPipeline(options: { logger: Logger; observers: readonly RequestObserver[]; gate: Gate; routes: readonly Route[] }): Pipeline {
+  const { logger, observers, gate } = options
+  const pending = new Set<RequestContext>()
+  const byPath = new Map<string, Route>(options.routes.map((route) => [route.path, route]))
+
+  async function answer(request: Request, routeOf: (context: RequestContext) => Route | undefined): Promise<Response> {
+    const context = createRequestContext(request)
+    pending.add(context)
+    const route = routeOf(context)
+    const tooLarge = requestHeadBytes(request, context) > REQUEST_HEAD_LIMIT_BYTES
+    if (!route || tooLarge || (context.method !== 'GET' && context.method !== 'HEAD')) return answerUnrouted(context, route, tooLarge)
+    try {
+      return finish(context, await respond(context, route), route.path)
+    } catch (thrown) {
+      const error = toApiError(thrown, logger, context.id)
+      return finish(context, errorResponse(error, context.id), route.path, error)
+    }
+  }
+
+  /**
+   * A request no route answers, before any token is read, counting nowhere: a head over the
+   * limit (431), an unknown path (404), the CORS preflight, or a method other than GET and HEAD
+   * (405). HEAD runs the GET route; the HTTP server sends its status and headers without the body.
+   */
+  function answerUnrouted(context: RequestContext, route: Route | undefined, tooLarge: boolean): Response {
+    if (!tooLarge && route && context.method === 'OPTIONS') return finish(context, preflightResponse(), null)
+    const error = tooLarge
+      ? headTooLarge()
+      : !route
+        ? notFound()
+        : new ApiError('method_not_allowed', `Only GET and HEAD are allowed on ${context.path}.`, {}, { Allow: ALLOWED_METHODS })
+    // No route, yet a route's path: only Bun.serve's fallback gets one, for a target it resolved.
+    return finish(context, errorResponse(error, context.id), null, error, !route && byPath.has(context.path) ? true : undefined)
+  }
+
+  /** The route's steps: the gate first on /v1, then the handler. */
+  async function respond(context: RequestContext, route: Route): Promise<Response> {
+    if ('handler' in route) return route.handler(context)
+    return route.exportSlots ? admitWithExportSlot(context, route, route.exportSlots) : route.admitted(await admit(context))
+  }
+
+  /**
+   * The gate (admission/gate.ts); the caller goes on the context as soon as the token is
+   * recognised, so that even a 402 or 429 is logged with who it was, and the rate-limit headers
+   * go on every response to the request, whatever its status.
+   */
+  async function admit(context: RequestContext, claim?: Claim): Promise<AdmittedContext> {
+    const identified = (caller: Caller) => {
+      context.caller = caller
+    }
+    const { caller, headers } = await gate.admit(context.request.headers.get('authorization'), identified, claim)
+    Object.assign(context.responseHeaders, headers)
+    return Object.assign(context, { caller })
+  }
+
+  /**
+   * An export's slot is claimed once the token is accepted and before the window counts (a
+   * refused export consumes nothing), and held until the body ends, however it ends; an answer
+   * without a body (400, 503) gives it back at once.
+   */
+  async function admitWithExportSlot(context: RequestContext, route: V1Route, slots: ExportSlots): Promise<Response> {
+    let giveBack = () => {}
+    const admitted = await admit(context, async (caller) => (giveBack = await slots.claim(caller.tokenId)))
+    try {
+      const response = await route.admitted(admitted)
+      if (context.bodyEnded) void context.bodyEnded.finally(giveBack)
+      else giveBack()
+      return response
+    } catch (error) {
+      giveBack()
+      throw error
+    }
+  }
+
+  /** Where every request is answered, once: the headers every response gets, then the observers, the access log first. */
+  function finish(context: RequestContext, response: Response, route: string | null, error?: ApiError, pathResolved?: true): Response {
+    if (context.bodyEnded) void context.bodyEnded.finally(() => pending.delete(context))
+    else pending.delete(context)
+    for (const [name, value] of Object.entries(context.responseHeaders)) {
+      if (!response.headers.has(name)) response.headers.set(name, value)
+    }
+    decorateResponse(response, context.id, { privateData: context.path.startsWith('/v1/') })
+    const answered: AnsweredRequest = { context, response, route, durationMs: Math.round((performance.now() - context.startedAt) * 100) / 100, error, pathResolved }
+    for (const observe of observers) {
+      try {
+        observe(answered)
+      } catch (thrown) {
+        logger.error('observer_failed', { requestId: context.id, error: String(thrown) })
+      }
+    }
+    return response
+  }
+
+  const serveRoutes: Record<string, (request: Request) => Promise<Response>> = {}
+  for (const route of options.routes) serveRoutes[route.path] = (request) => answer(request, () => route)
+
+  return {
+    fetch: (request) => answer(request, (context) => byPath.get(context.path)),
+    serveRoutes,
+    unrouted: (request) => answer(request, () => undefined),
+    active: () => pending.size,
+  }
 }

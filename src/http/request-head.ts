@@ -1,15 +1,9 @@
 import { ApiError } from '../errors/api-error.ts'
 
 /**
- * The size limit of a request head (request line and header fields), answered 431 with the JSON
- * error body by the pipeline.
- *
- * Bun's HTTP parser has a limit of its own (`http.maxHeaderSize`, 16 KiB by default) and answers
- * a head over it with a bare 431 and no body, before any of our code runs: Bun.serve has no hook
- * for it, and its `error` handler is not called. So the parser's limit is raised to
- * PARSER_HEAD_LIMIT_BYTES when the server starts (app.ts), and this lower limit, the one clients
- * had before, is ours to answer. Only a head over the parser's limit still gets Bun's bare 431:
- * somewhere the server must stop buffering a head it will refuse.
+ * The size limit of a request head, answered 431 with the JSON error body by the pipeline.
+ * Bun's parser answers a head over its own limit with a bare 431 before any of our code runs, so
+ * app.ts raises that limit to PARSER_HEAD_LIMIT_BYTES and this lower one is ours to answer.
  */
 export const REQUEST_HEAD_LIMIT_BYTES = 16 * 1024
 

@@ -1,18 +1,9 @@
 /**
- * The request target (path and query) of a request, read from `request.url` without trusting
- * it to be an absolute URL.
- *
- * Bun builds `request.url` as `http://` + the `Host` header + the target only when the Host
- * passes a check of its bytes; otherwise (HTTP/1.0 without Host, an empty Host, `Host: a b`)
- * `request.url` is the bare target, `/healthz`. A Host whose bytes pass but whose structure does
- * not (`Host: [::1`, `Host: h:99999`) gives an absolute URL that `new URL()` refuses. Either way
- * `new URL(request.url)` throws, and a framework that finds the path by offset in the URL finds
- * the wrong one. The service never uses the Host (it builds no absolute URL and serves one
- * site), so it takes the target, and serves the request as if the Host were its own.
+ * The request target (path and query) of a request, read from `request.url` without trusting it
+ * to be an absolute URL: Bun leaves it bare (`/healthz`) when the Host header fails its check of
+ * the bytes, and `new URL()` refuses some that pass (`Host: [::1`). The service never uses the
+ * Host, so it takes the target and serves the request as if the Host were its own.
  */
-
-/** The origin put in front of a bare target: any fixed one will do, the service never reads it. */
-export const STAND_IN_ORIGIN = 'http://localhost'
 
 /** The path and query of `url` as Bun gave it: `/x?y` from `http://host/x?y`, from `/x?y`, or from `http://[::1/x?y`. */
 export function requestTarget(url: string): string {
@@ -23,9 +14,4 @@ export function requestTarget(url: string): string {
   if (path !== -1) return url.slice(path)
   const query = scheme === -1 ? -1 : url.indexOf('?', scheme + 3)
   return query === -1 ? '/' : `/${url.slice(query)}`
-}
-
-/** True when `url` is what the router expects: an absolute http(s) URL that parses. */
-export function isUsableUrl(url: string): boolean {
-  return (url.startsWith('http://') || url.startsWith('https://')) && URL.canParse(url)
 }

@@ -1,13 +1,13 @@
 import type { ControlStore } from '../control/store.ts'
 import { ApiError } from '../errors/api-error.ts'
 import { jsonResponse } from './context.ts'
-import type { Route } from './route.ts'
+import type { OpenRoute } from './pipeline.ts'
 
 /**
  * Liveness and readiness, outside /v1 and without a token (docs/operations.md#health-and-readiness).
  * Ready means the control store can be read and the limits can be checked.
  */
-export function systemRoutes(options: { store: ControlStore; limitsReady: () => Promise<boolean> }): Route[] {
+export function systemRoutes(options: { store: ControlStore; limitsReady: () => Promise<boolean> }): OpenRoute[] {
   const { store, limitsReady } = options
   return [
     { path: '/healthz', handler: () => jsonResponse({ status: 'ok' }) },

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts'
 import type { Config } from '../config/config.ts'
 import type { ControlStore } from '../control/store.ts'
-import { MemoryExportSlots } from '../export/export-slots.ts'
+import { MemoryExportSlots } from './export-slots.ts'
 import { MemoryRateLimiter } from './memory-limiter.ts'
 import { StoredDemoQuota } from './stored-demo-quota.ts'
 import { redisLimits } from './redis/limits.ts'

@@ -29,14 +29,15 @@ export class StoredDemoQuota implements DemoQuota {
   async consume(organisationId: string): Promise<QuotaState> {
     const now = this.clock.now()
     const day = this.today(now)
-    const giveUpAt = Date.now() + this.lockWaitMs
+    // On the clock's monotonic time: a wall clock stepped meanwhile neither cuts the wait short nor stretches it.
+    const giveUpAt = this.clock.monotonic() + this.lockWaitMs
     for (let attempt = 0; ; attempt++) {
       try {
         const { allowed, used } = this.store.consumeDemoQuota(organisationId, day, this.limit)
         this.pruneBefore(day)
         return quotaState(this.limit, used, allowed, now, day)
       } catch (error) {
-        if (!isBusyError(error) || Date.now() > giveUpAt) throw error
+        if (!isBusyError(error) || this.clock.monotonic() > giveUpAt) throw error
         await Bun.sleep(Math.min(5 * 2 ** attempt, 100))
       }
     }

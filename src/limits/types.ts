@@ -4,11 +4,11 @@
  * Every implementation passes test/support/limits-suite.ts.
  */
 
-import type { ExportSlots } from '../export/export-slots.ts'
+import type { ExportSlots } from './export-slots.ts'
 
 /**
  * The per-token minute window and the demo organisations' daily quota, as the gate uses them,
- * and the exports running at once (src/export/export-slots.ts), all in one engine.
+ * and the exports running at once (src/limits/export-slots.ts), all in one engine.
  */
 export interface Limits {
   limiter: RateLimiter

@@ -1,5 +1,5 @@
 import type { RequestObserver } from '../http/pipeline.ts'
-import { ControlStoreUnavailableError } from '../control/store.ts'
+import { ControlStoreUnavailableError } from '../control/control-file.ts'
 import { LIMIT_REJECTIONS, operationOf, type LimitRejection, type MetricsRecorder } from './recorder.ts'
 
 const REJECTIONS: ReadonlySet<string> = new Set(LIMIT_REJECTIONS)
@@ -18,7 +18,7 @@ export function metricsObserver(metrics: MetricsRecorder): RequestObserver {
       if (REJECTIONS.has(error.errorCode)) metrics.limitRejected(error.errorCode as LimitRejection)
       // /readyz answers data_unavailable for the control store, and so does an operation when
       // control.sqlite cannot be read: only the others are a tenant file that cannot be served.
-      else if (error.errorCode === 'data_unavailable' && operation !== 'other' && !(error instanceof ControlStoreUnavailableError)) metrics.tenantUnavailable()
+      else if (error.errorCode === 'data_unavailable' && operation !== 'other' && !(error.cause instanceof ControlStoreUnavailableError)) metrics.tenantUnavailable()
     }
     const record = () => metrics.requestAnswered(operation, status, (performance.now() - context.startedAt) / 1000)
     if (context.bodyEnded) void context.bodyEnded.then(record)

@@ -11,7 +11,7 @@ import { noRows, structureRows, TargetBusyError, type RowCount, type SyncState, 
  * `tickets` with the window's state in the same transaction, so a reader querying meanwhile sees
  * the window wholly or not at all, and never waits: the upsert takes row locks only.
  * The client is Bun's own (`Bun.sql`): it speaks COPY and needs no dependency
- * (docs/architecture.md#postgresql-client).
+ * (docs/decisions/0014-bun-sql-for-postgresql.md).
  */
 
 /** The tickets' columns in PostgreSQL's types, as a table's definition. */

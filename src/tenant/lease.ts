@@ -1,31 +1,31 @@
 /** What the pool hands out: a lease on a tenant connection, and the error of a file that cannot be served. */
-import type { Database, Statement } from 'bun:sqlite'
+import type { Statement } from 'bun:sqlite'
 import type { RowBreach } from './row-check.ts'
 
-/** What `acquire` hands out: use `db` until `release()`; call `fail()` when the file broke under a query. */
-export interface TenantLease {
-  readonly organisationId: string
-  readonly db: Database
-  statement(sql: string): Statement
-  /** The file's schema version as this connection sees it now (inside a read transaction: its snapshot's). */
-  schemaVersion(): number
+/** What a tenant file says of itself, as the connection sees it now (inside a read transaction: its snapshot's). */
+export interface TenantSchema {
+  version: number
   /**
    * Whether the file vouches for its rows: schema version 4 or later with all its triggers, so
    * that every row follows the contract's value rules (docs/operations.md#what-a-row-must-hold).
-   * Otherwise each row read must be checked before it is served. As this connection sees the
-   * file now (inside a read transaction: its snapshot's).
+   * Otherwise each row read must be checked before it is served.
    */
-  rowsGuaranteed(): boolean
-  /** The 503 to throw instead of serving a row that breaks the value rules; logged with the row's id. */
-  refuseRow(breach: RowBreach): TenantUnavailableError
+  rowsGuaranteed: boolean
+}
+
+/** What `acquire` hands out: statements on the tenant's connection until `release()`. */
+export interface TenantLease {
+  readonly organisationId: string
+  /** A statement on the connection: cached for the short, repeated queries, or `fresh` for one that is iterated (a cached one would be reset by its next use). */
+  statement(sql: string, options?: { fresh: boolean }): Statement
+  schema(): TenantSchema
   release(): void
-  /** Marks the handle broken (it is reopened on the next acquire) and returns the 503 error to throw. */
-  fail(cause: unknown): TenantUnavailableError
   /**
-   * What to throw for `error`, met while reading on this lease. The SQL is ours and fixed, so a
-   * SQLite error means the file broke (corrupt, truncated, swapped): the handle is failed and
-   * the answer is 503, never an empty result. Anything else is a bug of ours and stays one (500).
-   * The one place where a SQLite error becomes a 503.
+   * What to throw for `error`, met while reading on this lease; the one place where a failure of
+   * the file becomes a 503. The SQL is ours and fixed, so a SQLite error, or a DamagedFileError,
+   * means the file broke (corrupt, truncated, swapped): the handle is dropped and the answer is
+   * 503, never an empty result. A RowBreachError is one row that cannot be served: 503, logged
+   * with the row's id, the handle kept. Anything else is a bug of ours and stays one (500).
    */
   failure(error: unknown): unknown
 }
@@ -53,6 +53,14 @@ export class TenantUnavailableError extends Error {
 
 /** A file whose contents break what this program relies on, found by our own reading of it (not by SQLite). */
 export class DamagedFileError extends Error {}
+
+/** A row about to be served breaks the contract's value rules (tenant/served-rows.ts). */
+export class RowBreachError extends Error {
+  constructor(readonly breach: RowBreach) {
+    super(`a row breaks the tenant contract: ${breach.table} id ${JSON.stringify(breach.id)}: ${breach.rules.join('; ')}`)
+    this.name = 'RowBreachError'
+  }
+}
 
 /** The kind and the log-safe reason of an error met opening or reading a file (SQLite's code and message; never a path). */
 export function describeFileFailure(error: unknown): { kind: TenantFailureKind; reason: string } {

@@ -6,9 +6,9 @@ import { schemaVersion } from '../db/migrator.ts'
 import { TICKET_FIELDS } from '../contract/vocabulary.ts'
 import { tickets } from './schema.ts'
 import { hasContractTriggers, isServableTenantVersion } from './migrations.ts'
-import { CONTRACT_TRIGGERS_PRESENT_SQL, type RowBreach } from './row-check.ts'
+import { CONTRACT_TRIGGERS_PRESENT_SQL } from './row-check.ts'
 import { tenantFilePath, isValidOrganisationId } from './paths.ts'
-import { describeFileFailure, TenantUnavailableError, type TenantFailureKind, type TenantLease } from './lease.ts'
+import { DamagedFileError, describeFileFailure, RowBreachError, TenantUnavailableError, type TenantFailureKind, type TenantLease, type TenantSchema } from './lease.ts'
 import { TenantSnapshot } from './snapshot.ts'
 
 /** One open, read-only connection to a tenant file, shared by every lease on it. */
@@ -35,36 +35,29 @@ class TenantHandle {
     return statement
   }
 
-  /** The schema version last read, and `PRAGMA data_version` when it was read. */
-  private schemaVersion = -1
+  /** What the file said of itself when last read, and `PRAGMA data_version` then. */
+  private schema: TenantSchema = { version: -1, rowsGuaranteed: false }
   private checkedDataVersion = -1
-  /** Whether the file vouched for its rows when last read (see TenantLease.rowsGuaranteed). */
-  private guaranteesRows = false
 
   /**
-   * The schema version this connection last read, re-read whenever another connection has
-   * committed since (data_version changes): the administration application may migrate a file
-   * in place while it is open. Each re-read of a servable version also prepares a statement
-   * naming every column of the contract that the API reads, which fails on a foreign schema.
-   * Throws the SQLite error of a file that cannot be read.
+   * Re-reads the schema version and whether the file vouches for its rows, when another
+   * connection has committed since the last read (data_version changes; the administration
+   * application may migrate a file in place while it is open), and then also prepares a
+   * statement naming every column of the contract that the API reads, which fails on a foreign
+   * schema. Otherwise answers from what it read last. Throws the SQLite error of a file that
+   * cannot be read.
    */
-  currentSchemaVersion(): number {
+  recheckSchema(): TenantSchema {
     const dataVersion = (this.statement('PRAGMA data_version').get() as { data_version: number }).data_version
     if (dataVersion !== this.checkedDataVersion) {
-      this.schemaVersion = schemaVersion(this.db)
-      if (isServableTenantVersion(this.schemaVersion)) this.db.prepare(SCHEMA_PROBE).finalize()
+      const version = schemaVersion(this.db)
+      if (isServableTenantVersion(version)) this.db.prepare(SCHEMA_PROBE).finalize()
       // A version-4 file whose triggers were dropped by hand no longer vouches for its rows.
-      this.guaranteesRows =
-        hasContractTriggers(this.schemaVersion) && (this.statement(CONTRACT_TRIGGERS_PRESENT_SQL).get() as { present: number }).present === 1
+      const rowsGuaranteed = hasContractTriggers(version) && (this.statement(CONTRACT_TRIGGERS_PRESENT_SQL).get() as { present: number }).present === 1
+      this.schema = { version, rowsGuaranteed }
       this.checkedDataVersion = dataVersion
     }
-    return this.schemaVersion
-  }
-
-  /** See TenantLease.rowsGuaranteed. */
-  rowsGuaranteed(): boolean {
-    this.currentSchemaVersion()
-    return this.guaranteesRows
+    return this.schema
   }
 
   close(): void {
@@ -160,27 +153,27 @@ export class TenantPool {
       this.leasesOut--
       if (handle.retired && handle.leases === 0) this.closeRetired(handle)
     }
-    const fail = (cause: unknown) => {
-      // The file broke: the cached handle goes too (the same one, or the shared one of an own lease).
-      this.cache.delete(organisationId)
-      return this.unavailable(organisationId, describeFileFailure(cause), requestId)
-    }
-    return {
-      organisationId,
-      db: handle.db,
-      statement: (sql) => handle.statement(sql),
-      schemaVersion: () => handle.currentSchemaVersion(),
-      rowsGuaranteed: () => handle.rowsGuaranteed(),
-      // The file is sound, only a row of it is not: the handle stays.
-      refuseRow: (breach: RowBreach) =>
-        this.unavailable(organisationId, { kind: 'holding a row that breaks the tenant contract', reason: `a row breaks the tenant contract: ${breach.table} id ${JSON.stringify(breach.id)}: ${breach.rules.join('; ')}` }, requestId, {
+    const failure = (error: unknown): unknown => {
+      // One row cannot be served; the file is sound, so the handle stays.
+      if (error instanceof RowBreachError) {
+        const { breach } = error
+        return this.unavailable(organisationId, { kind: 'holding a row that breaks the tenant contract', reason: error.message }, requestId, {
           table: breach.table,
           rowId: breach.id,
           columns: breach.columns,
-        }),
+        })
+      }
+      if (!(error instanceof SQLiteError || error instanceof DamagedFileError)) return error
+      // The file broke: the cached handle goes too (the same one, or the shared one of an own lease).
+      this.cache.delete(organisationId)
+      return this.unavailable(organisationId, describeFileFailure(error), requestId)
+    }
+    return {
+      organisationId,
+      statement: (sql, options) => (options?.fresh ? handle.db.prepare(sql) : handle.statement(sql)),
+      schema: () => handle.recheckSchema(),
       release,
-      fail,
-      failure: (error) => (error instanceof SQLiteError ? fail(error) : error),
+      failure,
     }
   }
 
@@ -221,13 +214,13 @@ export class TenantPool {
 
   /**
    * The one check of a handle, when it is opened and on every later lease: a schema version this
-   * program serves (see currentSchemaVersion). Otherwise `discard` the handle and throw the 503.
+   * program serves (see recheckSchema). Otherwise `discard` the handle and throw the 503.
    */
   private ensureServable(handle: TenantHandle, discard: () => void, requestId: string | undefined): void {
     const { organisationId } = handle
     let failure: { kind: TenantFailureKind; reason: string } | undefined
     try {
-      const version = handle.currentSchemaVersion()
+      const { version } = handle.recheckSchema()
       if (!isServableTenantVersion(version)) failure = { kind: 'unknown schema version', reason: `unknown tenant schema version ${version}` }
     } catch (error) {
       failure = describeFileFailure(error)

@@ -1,4 +1,4 @@
-import type { TenantLease } from './lease.ts'
+import { RowBreachError, type TenantLease } from './lease.ts'
 import { findBreach, firstBreach, servedRowSql, type ContractTable, type RowBreach } from './row-check.ts'
 
 /**
@@ -9,11 +9,11 @@ import { findBreach, firstBreach, servedRowSql, type ContractTable, type RowBrea
  * version-4 file refused such rows when they were written, so its reads cost nothing more.
  */
 
-/** Checks rows read on `lease` (as the API shapes them) before they are served; throws the 503. */
+/** Checks rows read on `lease` (as the API shapes them) before they are served; throws RowBreachError (the lease makes it the 503). */
 export function checkServedRows(lease: TenantLease, table: ContractTable, rows: Iterable<Readonly<Record<string, unknown>>>): void {
-  if (lease.rowsGuaranteed()) return
+  if (lease.schema().rowsGuaranteed) return
   const breach = firstBreach(table, rows)
-  if (breach) throw lease.refuseRow(breach)
+  if (breach) throw new RowBreachError(breach)
 }
 
 /**
@@ -22,9 +22,9 @@ export function checkServedRows(lease: TenantLease, table: ContractTable, rows: 
  * in the same snapshot, stopped by the first bad row; only on a file that does not vouch for its rows.
  */
 export function checkServedSelection(lease: TenantLease, select: { sql: string; values: readonly (string | number)[] }): void {
-  if (lease.rowsGuaranteed()) return
+  if (lease.schema().rowsGuaranteed) return
   const row = lease.statement(`SELECT * FROM (${select.sql}) WHERE NOT (${servedRowSql('tickets')}) LIMIT 1`).get(...select.values) as Record<string, unknown> | null
-  if (row) throw lease.refuseRow(findBreach('tickets', row) ?? unexplained(row))
+  if (row) throw new RowBreachError(findBreach('tickets', row) ?? unexplained(row))
 }
 
 /** A row the SQL refused and the function did not (they agree on every value the tests try). */

@@ -13,9 +13,13 @@ export class TenantSnapshot {
   private statement: Statement | undefined
   private rows: IterableIterator<unknown> | undefined
   private closed = false
+  private began = false
 
   constructor(readonly lease: TenantLease) {
-    this.guard(() => lease.statement('BEGIN').run())
+    this.guard(() => {
+      lease.statement('BEGIN').run()
+      this.began = true
+    })
   }
 
   get organisationId(): string {
@@ -33,7 +37,7 @@ export class TenantSnapshot {
    */
   iterate(sql: string, values: readonly (string | number)[]): void {
     this.guard(() => {
-      this.statement = this.lease.db.prepare(sql)
+      this.statement = this.lease.statement(sql, { fresh: true })
       this.rows = this.statement.iterate(...values)
     })
   }
@@ -55,7 +59,7 @@ export class TenantSnapshot {
       this.rows?.return?.()
       this.statement?.finalize()
       // Reads only: ending the transaction commits nothing.
-      if (this.lease.db.inTransaction) this.lease.statement('ROLLBACK').run()
+      if (this.began) this.lease.statement('ROLLBACK').run()
     } catch {
       // A connection that broke under the read is failed by `guard`; releasing it closes it.
     } finally {

@@ -1,5 +1,6 @@
 import { SignedValueCodec, type SignedValueKind } from '../crypto/signed-value.ts'
 import { invalidParam } from '../errors/api-error.ts'
+import { TICKET_FILTERS } from '../contract/vocabulary.ts'
 import type { ParsedTicketQuery } from './query.ts'
 
 /** Position of the last row of a page: the keyset (createdAt, id). */
@@ -44,15 +45,23 @@ export class CursorCodec {
   }
 }
 
+/** The filters every cursor has carried in place since the first release, given or not. */
+const FILTERS_IN_PLACE = 3
+
 /** A cursor is signed for one organisation and one query. */
 function cursorKind(organisationId: string, query: ParsedTicketQuery): SignedValueKind {
   return {
     maxLength: MAX_CURSOR_LENGTH,
     signedText: (payload) => {
-      const fingerprint = [1, organisationId, query.fromMs, query.toMs, query.queueIds, query.locationIds, query.statuses, payload]
-      // changedAfter is bound like any filter. Appended only when given, so that the cursors of
-      // queries without it stay what they were.
+      const [always, whenGiven] = [TICKET_FILTERS.slice(0, FILTERS_IN_PLACE), TICKET_FILTERS.slice(FILTERS_IN_PLACE)]
+      const fingerprint: unknown[] = [1, organisationId, query.fromMs, query.toMs, ...always.map((filter) => query.filters[filter.parameter]), payload]
+      // changedAfter and any later filter are bound like the first ones, appended only when given,
+      // so that the cursors of queries without them stay what they were.
       if (query.changedAfter !== null) fingerprint.push(query.changedAfter)
+      for (const filter of whenGiven) {
+        const values: readonly string[] = query.filters[filter.parameter]
+        if (values.length > 0) fingerprint.push([filter.parameter, values])
+      }
       return JSON.stringify(fingerprint)
     },
   }

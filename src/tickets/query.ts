@@ -1,15 +1,15 @@
 import { invalidParam } from '../errors/api-error.ts'
 import {
-  DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, MAX_RANGE_DAYS, MAX_RANGE_MS, REPEATABLE_PARAMETERS, TICKET_PARAMETERS, TICKET_STATUSES,
-  type TicketStatus,
+  DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, MAX_RANGE_DAYS, MAX_RANGE_MS, TICKET_FILTERS, TICKET_PARAMETERS,
+  type TicketFilter, type TicketFilterValue,
 } from '../contract/vocabulary.ts'
 import { canonicalInstant, parseInstant } from '../contract/instant.ts'
 
 /**
  * The query of GET /v1/tickets and GET /v1/exports/tickets.csv (docs/api.md#query-parameters), parsed from
- * the raw URLSearchParams rather than by the framework: Elysia's coercion splits values on
- * commas, keeps the last of a repeated scalar and drops unknown keys, and the contract forbids
- * all three. Pure: no HTTP, no database; every failure is a 400 that names the parameter.
+ * the raw URLSearchParams, since the contract forbids what a generic query parser does (split
+ * values on commas, keep the last of a repeated scalar, drop unknown keys). Pure: no HTTP, no
+ * database; every failure is a 400 that names the parameter.
  */
 
 /** Guards against pathological requests; a real filter names a few dozen ids at most. */
@@ -22,10 +22,8 @@ export interface ParsedTicketQuery {
   /** Canonical 24-character UTC forms, compared as text with the stored timestamps. */
   from: string
   to: string
-  /** Sorted, without duplicates: the same set in any order is the same query. */
-  queueIds: string[]
-  locationIds: string[]
-  statuses: TicketStatus[]
+  /** Each filter's values (contract/vocabulary.ts TICKET_FILTERS), sorted, without duplicates: the same set in any order is the same query; empty when not given. */
+  filters: TicketFilterValues
   limit: number
   /** Raw cursor as given; verified against the query by the cursor codec. */
   cursor: string | null
@@ -33,9 +31,13 @@ export interface ParsedTicketQuery {
   changedAfter: string | null
 }
 
+/** The values of every filter, by parameter. */
+export type TicketFilterValues = { readonly [F in TicketFilter as F['parameter']]: readonly TicketFilterValue<F>[] }
+
 export type TicketEndpoint = 'page' | 'export'
 
-const REPEATABLE = new Set<string>(REPEATABLE_PARAMETERS)
+const FILTERS = new Map<string, TicketFilter>(TICKET_FILTERS.map((filter) => [filter.parameter, filter]))
+const REPEATABLE = new Set<string>(FILTERS.keys())
 const SINGLE: Record<TicketEndpoint, Set<string>> = {
   page: new Set<string>(TICKET_PARAMETERS.page.filter((name) => !REPEATABLE.has(name))),
   export: new Set<string>(TICKET_PARAMETERS.export.filter((name) => !REPEATABLE.has(name))),
@@ -45,7 +47,7 @@ const PAGE_ONLY = new Set(['cursor', 'limit'])
 /** Parses and checks the query; throws ApiError(invalid_request) naming the parameter. */
 export function parseTicketQuery(params: URLSearchParams, endpoint: TicketEndpoint): ParsedTicketQuery {
   const single = new Map<string, string>()
-  const repeated = { queueId: new Set<string>(), locationId: new Set<string>(), status: new Set<string>() }
+  const repeated = new Map<string, Set<string>>(TICKET_FILTERS.map((filter) => [filter.parameter, new Set<string>()]))
   let filterValues = 0
 
   for (const [name, value] of params) {
@@ -62,7 +64,7 @@ export function parseTicketQuery(params: URLSearchParams, endpoint: TicketEndpoi
       single.set(name, value)
     } else {
       if (++filterValues > MAX_FILTER_VALUES) throw invalidParam(name, `At most ${MAX_FILTER_VALUES} filter values may be given.`)
-      repeated[name as keyof typeof repeated].add(value)
+      repeated.get(name)!.add(value)
     }
   }
 
@@ -73,9 +75,11 @@ export function parseTicketQuery(params: URLSearchParams, endpoint: TicketEndpoi
     throw invalidParam('to', `The range from 'from' to 'to' must not exceed ${MAX_RANGE_DAYS} days; split longer history into several requests.`)
   }
 
-  for (const status of repeated.status) {
-    if (!(TICKET_STATUSES as readonly string[]).includes(status)) {
-      throw invalidParam('status', `Parameter 'status' must be one of ${TICKET_STATUSES.join(', ')}; got '${printable(status)}'.`)
+  for (const filter of TICKET_FILTERS) {
+    const allowed: readonly string[] | undefined = 'values' in filter ? filter.values : undefined
+    if (!allowed) continue
+    for (const value of repeated.get(filter.parameter)!) {
+      if (!allowed.includes(value)) throw invalidParam(filter.parameter, `Parameter '${filter.parameter}' must be one of ${allowed.join(', ')}; got '${printable(value)}'.`)
     }
   }
 
@@ -84,9 +88,8 @@ export function parseTicketQuery(params: URLSearchParams, endpoint: TicketEndpoi
     toMs,
     from: canonicalInstant(fromMs),
     to: canonicalInstant(toMs),
-    queueIds: sorted(repeated.queueId),
-    locationIds: sorted(repeated.locationId),
-    statuses: sorted(repeated.status) as TicketStatus[],
+    // The allowed values were checked above, so each set holds only its filter's values.
+    filters: Object.fromEntries([...repeated].map(([name, values]) => [name, sorted(values)])) as unknown as TicketFilterValues,
     limit: parseLimit(single.get('limit')),
     cursor: single.get('cursor') ?? null,
     changedAfter: single.get('changedAfter') ?? null,

@@ -5,7 +5,7 @@ import type { TenantLease } from '../tenant/lease.ts'
 import type { ParsedTicketQuery } from './query.ts'
 import type { CursorPosition } from './cursor.ts'
 import type { Ticket } from '../contract/schemas.ts'
-import type { TicketField } from '../contract/vocabulary.ts'
+import { TICKET_FILTERS, type TicketField, type TicketFilterName } from '../contract/vocabulary.ts'
 
 /**
  * The columns of a served ticket, aliased to the contract's names, in TICKET_FIELDS order (the
@@ -29,7 +29,7 @@ function servedColumns(table: typeof tickets | typeof ticketChanges) {
   } satisfies Record<TicketField, unknown>
 }
 
-type ParamName = 'from' | 'to' | 'queueId' | 'locationId' | 'status' | 'afterCreatedAt' | 'afterId' | 'since' | 'limit'
+type ParamName = 'from' | 'to' | TicketFilterName | 'afterCreatedAt' | 'afterId' | 'since' | 'limit'
 
 /** SQL of one query shape and the order in which its parameters bind. */
 interface CompiledQuery {
@@ -89,9 +89,8 @@ export function compileTicketQuery(query: ParsedTicketQuery, { afterCursor, with
       ? sql`(${table.createdAt}, ${table.id}) > (${sql.placeholder('afterCreatedAt')}, ${sql.placeholder('afterId')})`
       : gte(table.createdAt, sql.placeholder('from')),
     lt(table.createdAt, sql.placeholder('to')),
-    filterCondition(table.queueId, 'queueId', shapes[0]),
-    filterCondition(table.locationId, 'locationId', shapes[1]),
-    filterCondition(table.status, 'status', shapes[2]),
+    // Each filter's field is a column of both tables, of the same name.
+    ...TICKET_FILTERS.map((filter, i) => filterCondition(table[filter.field], filter.parameter, shapes[i]!)),
   ]
   const select = new QueryBuilder()
     .select(servedColumns(table))
@@ -105,8 +104,9 @@ export function compileTicketQuery(query: ParsedTicketQuery, { afterCursor, with
   }
 }
 
+/** Each filter's shape, in TICKET_FILTERS order. */
 function filterShapes(query: ParsedTicketQuery) {
-  return [filterShape(query.queueIds), filterShape(query.locationIds), filterShape(query.statuses)] as const
+  return TICKET_FILTERS.map((filter) => filterShape(query.filters[filter.parameter]))
 }
 
 /** What the SQL of `compileTicketQuery` depends on. */
@@ -124,12 +124,11 @@ export interface Bindings {
 /** The values to bind, in the compiled order. */
 export function bindValues(compiledQuery: CompiledQuery, query: ParsedTicketQuery, { after = null, limit, sinceVersion = null }: Bindings = {}): (string | number)[] {
   const list = (values: readonly string[]) => (values.length === 1 ? values[0]! : JSON.stringify(values))
+  const filters = Object.fromEntries(TICKET_FILTERS.map((filter) => [filter.parameter, list(query.filters[filter.parameter])]))
   const values: Record<ParamName, string | number | undefined> = {
+    ...(filters as Record<TicketFilterName, string>),
     from: query.from,
     to: query.to,
-    queueId: list(query.queueIds),
-    locationId: list(query.locationIds),
-    status: list(query.statuses),
     afterCreatedAt: after?.createdAt,
     afterId: after?.id,
     since: sinceVersion ?? undefined,

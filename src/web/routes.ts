@@ -1,8 +1,8 @@
 import type { BunPlugin } from 'bun'
-import { Elysia } from 'elysia'
 import { dirname, join, relative, resolve } from 'node:path'
 import { buildOpenApiDocument, type DocumentedLimits } from '../openapi/document.ts'
 import { compressedAsset } from './compressed-asset.ts'
+import type { OpenRoute } from '../http/pipeline.ts'
 
 const WEB = import.meta.dir
 const SWAGGER_UI = dirname(Bun.resolveSync('swagger-ui-dist/package.json', import.meta.dir))
@@ -96,19 +96,18 @@ function asset(path: string, type: string): () => Response {
 }
 
 /** The pages outside /v1 (docs/api.md#pages-outside-v1): the export page, the API reference, the OpenAPI document. */
-export function webRoutes(limits: DocumentedLimits) {
+export function webRoutes(limits: DocumentedLimits): OpenRoute[] {
   const document = JSON.stringify(buildOpenApiDocument(limits))
-  const routes = new Elysia({ name: 'web' })
-    .get('/', asset(join(WEB, 'index.html'), 'text/html; charset=utf-8'))
-    .get('/docs', asset(join(WEB, 'docs.html'), 'text/html; charset=utf-8'))
-    // Browsers ask for /favicon.ico on every page whatever the page links: answer it rather than 404.
-    .get('/favicon.ico', asset(join(WEB, 'favicon.ico'), 'image/x-icon'))
-    .get('/assets/swagger-ui/swagger-ui.css', compressedFile(join(SWAGGER_UI, 'swagger-ui.css'), 'text/css; charset=utf-8'))
-    .get('/assets/swagger-ui/swagger-ui-bundle.js', compressedFile(join(SWAGGER_UI, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8'))
-    .get('/openapi.json', () => new Response(document, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } }))
-  // Elysia's .get() adds the route to the instance itself (it returns `this`, with a wider type).
   const script = scriptBundles()
-  for (const name of Object.keys(SCRIPTS)) routes.get(`/assets/${name}`, script(name))
-  for (const name of STYLESHEETS) routes.get(`/assets/${name}`, compressedFile(join(WEB, name), 'text/css; charset=utf-8'))
-  return routes
+  return [
+    { path: '/', handler: asset(join(WEB, 'index.html'), 'text/html; charset=utf-8') },
+    { path: '/docs', handler: asset(join(WEB, 'docs.html'), 'text/html; charset=utf-8') },
+    // Browsers ask for /favicon.ico on every page whatever the page links: answer it rather than 404.
+    { path: '/favicon.ico', handler: asset(join(WEB, 'favicon.ico'), 'image/x-icon') },
+    { path: '/assets/swagger-ui/swagger-ui.css', handler: compressedFile(join(SWAGGER_UI, 'swagger-ui.css'), 'text/css; charset=utf-8') },
+    { path: '/assets/swagger-ui/swagger-ui-bundle.js', handler: compressedFile(join(SWAGGER_UI, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8') },
+    { path: '/openapi.json', handler: () => new Response(document, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } }) },
+    ...Object.keys(SCRIPTS).map((name) => ({ path: `/assets/${name}`, handler: script(name) })),
+    ...STYLESHEETS.map((name) => ({ path: `/assets/${name}`, handler: compressedFile(join(WEB, name), 'text/css; charset=utf-8') })),
+  ]
 }

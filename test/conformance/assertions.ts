@@ -12,8 +12,7 @@ const CANONICAL_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const isCanonicalInstant = (value: string) => CANONICAL_INSTANT.test(value) && new Date(value).toISOString() === value
 
 // The schemas of src/contract mark timestamps `format: 'date-time'`. TypeBox checks a format only
-// when one is registered: Elysia registers a lenient one in the server's process, nothing does in
-// the suite's own. Registered here when absent; the ticket checks test the canonical form anyway.
+// when one is registered, and nothing of the service registers one: the served form is canonical.
 if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', isCanonicalInstant)
 
 const TIMESTAMP_FIELDS = ['createdAt', 'calledAt', 'completedAt', 'cancelledAt', 'skippedAt', 'noShowAt'] as const

@@ -66,6 +66,9 @@ describe('routing and error bodies', () => {
       const response = await server.get(path, brokenToken)
       await expectErrorShape(response, 503, 'data_unavailable')
       expect(response.headers.get('x-ratelimit-remaining')).not.toBeNull()
+      const id = response.headers.get('x-request-id')
+      const line = server.logger.lines.map((l) => JSON.parse(l)).find((l) => l.event === 'request' && l.requestId === id)
+      expect(line).toMatchObject({ status: 503, error: 'data_unavailable' })
     }
     // The other organisation is unaffected.
     expect((await server.get('/v1/queues', token)).status).toBe(200)
@@ -109,12 +112,13 @@ describe('access log of answers given after the token was recognised', () => {
       expect((await server.get('/v1/queues', token, { 'X-Request-Id': requestId })).status).toBe(status)
       return accessLine(requestId)
     }
-    expect(await call(disabled.token, 'log-402', 402)).toMatchObject({ status: 402, organisationId: disabled.org.id, tokenId: expect.stringMatching(/^tok_/) })
+    expect(await call(disabled.token, 'log-402', 402)).toMatchObject({ status: 402, error: 'api_not_enabled', organisationId: disabled.org.id, tokenId: expect.stringMatching(/^tok_/) })
     await call(paid.token, 'log-200', 200)
-    expect(await call(paid.token, 'log-429', 429)).toMatchObject({ status: 429, organisationId: paid.org.id, tokenId: expect.stringMatching(/^tok_/) })
+    expect(await call(paid.token, 'log-429', 429)).toMatchObject({ status: 429, error: 'rate_limited', organisationId: paid.org.id, tokenId: expect.stringMatching(/^tok_/) })
     await call(demo.token, 'log-demo-200', 200)
     server.clock.advance(61_000) // the minute passes; the day's one request is spent
-    expect(await call(demo.token, 'log-quota', 429)).toMatchObject({ status: 429, organisationId: demo.org.id, tokenId: expect.stringMatching(/^tok_/) })
+    expect(await call(demo.token, 'log-quota', 429)).toMatchObject({ status: 429, error: 'demo_quota_exceeded', organisationId: demo.org.id, tokenId: expect.stringMatching(/^tok_/) })
+    expect((await call(paid.token, 'log-200-again', 200)).error).toBeUndefined()
     await server.close()
   })
 })

@@ -46,6 +46,8 @@ describe('exports running at once', () => {
     expect(Object.keys(body).sort()).toEqual(['error', 'message', 'requestId', 'retryAfter'])
     expect(body).toMatchObject({ error: 'too_many_exports', retryAfter: 5, requestId: refused.headers.get('x-request-id') })
     expect(String(body.message)).toContain('(2)')
+    const line = server.logger.lines.map((l) => JSON.parse(l)).find((l) => l.event === 'request' && l.requestId === body.requestId)
+    expect(line).toMatchObject({ status: 429, error: 'too_many_exports' })
     // The two running exports counted; the refused one did not: the window shows 58 left, and
     // the next counted request 57.
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('58')

@@ -47,6 +47,8 @@ describe('the limits fail closed: 503 limits_unavailable', () => {
       const body = (await response.json()) as Record<string, unknown>
       expect(body).toMatchObject({ error: 'limits_unavailable', requestId: response.headers.get('x-request-id') })
       expect(body.message).toBeString()
+      const line = server.logger.lines.map((l) => JSON.parse(l)).find((l) => l.event === 'request' && l.requestId === body.requestId)
+      expect(line).toMatchObject({ status: 503, error: 'limits_unavailable' })
     }
     expect((await server.get('/v1/queues', 'svc_not_a_token')).status).toBe(401)
     const refused = await server.get('/v1/queues', disabled)

@@ -3,6 +3,8 @@ import { ERROR_CODES, ERROR_STATUS } from '../../src/contract/vocabulary.ts'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { Value } from '@sinclair/typebox/value'
 import { startServer, type TestServer } from '../support/harness.ts'
+// Registers the 'date-time' format the schemas name (the canonical instant), which Value.Check needs.
+import '../conformance/assertions.ts'
 import { TICKET_PARAMETERS } from '../../src/contract/vocabulary.ts'
 import { QueuesResponseSchema, TicketPageSchema, ErrorSchema, RateLimitedSchema, DemoQuotaSchema } from '../../src/contract/schemas.ts'
 

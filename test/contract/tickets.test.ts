@@ -4,7 +4,7 @@ import { startServer, openTenant, type TestServer } from '../support/harness.ts'
 import { CANARY, standardTickets, writeStructure, writeTickets, type FixtureTicket } from '../support/fixtures.ts'
 import { securitySuite } from '../support/security-suite.ts'
 import { Random } from '../../src/seed/random.ts'
-import { TICKET_FIELDS } from '../../src/contract/vocabulary.ts'
+import { TICKET_FIELDS, TICKET_FILTERS } from '../../src/contract/vocabulary.ts'
 
 securitySuite('/v1/tickets?from=2026-03-01&to=2026-03-05')
 
@@ -100,6 +100,22 @@ describe('GET /v1/tickets rows', () => {
     expect(await ids('queueId=q_id&queueId=q_zh&status=SKIPPED&status=NO_SHOW')).toEqual(['t-003', 't-004'])
     expect(await ids('queueId=nope')).toEqual([])
     expect(await ids('queueId=q_pay,q_zh')).toEqual([]) // never split on the comma
+  })
+
+  test('every filter of the one table (contract/vocabulary.ts) selects on its field, one value or several, in pages and the export alike', async () => {
+    const range = 'from=2026-03-01&to=2026-03-05'
+    const all = (await page(server, token, `${range}&limit=500`)).items
+    for (const filter of TICKET_FILTERS) {
+      const seen = [...new Set(all.map((ticket) => ticket[filter.field]).filter((value): value is string => typeof value === 'string'))].sort()
+      expect(seen.length).toBeGreaterThan(1)
+      for (const chosen of [seen.slice(0, 1), seen.slice(0, 2)]) {
+        const query = `${range}&limit=500&${chosen.map((value) => `${filter.parameter}=${encodeURIComponent(value)}`).join('&')}`
+        const expected = all.filter((ticket) => chosen.includes(ticket[filter.field] as string)).map((ticket) => ticket.id)
+        expect({ query, ids: (await page(server, token, query)).items.map((ticket) => ticket.id) }).toEqual({ query, ids: expected })
+        const csv = await (await server.get(`/v1/exports/tickets.csv?${query.replace('&limit=500', '')}`, token)).text()
+        expect({ query, rows: csv.trim().split('\r\n').length - 1 }).toEqual({ query, rows: expected.length })
+      }
+    }
   })
 })
 

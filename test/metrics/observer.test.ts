@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'bun:test'
 import { createRequestContext } from '../../src/http/context.ts'
 import { ApiError } from '../../src/errors/api-error.ts'
-import { ControlStoreUnavailableError } from '../../src/control/store.ts'
+import { ControlStoreUnavailableError } from '../../src/control/control-file.ts'
+import { toApiError } from '../../src/http/error-response.ts'
+import { memoryLogger } from '../../src/logger.ts'
 import { metricsObserver } from '../../src/metrics/observer.ts'
 import { createServiceMetrics } from '../../src/metrics/prometheus.ts'
 import { parseScrape, valueOf } from './support.ts'
@@ -25,7 +27,7 @@ describe('metricsObserver', () => {
     observe(answered('/v1/tickets', 503, new ApiError('data_unavailable', 'missing')))
     observe(answered('/v1/queues', 503, new ApiError('limits_unavailable', 'down')))
     // control.sqlite unreadable on an operation: the same body, not a tenant file.
-    observe(answered('/v1/queues', 503, new ControlStoreUnavailableError()))
+    observe(answered('/v1/queues', 503, toApiError(new ControlStoreUnavailableError(), memoryLogger('debug'), 'r-1')))
     const samples = parseScrape(await metrics.registry.metrics()).samples
     expect(valueOf(samples, 'queue_api_tenant_unavailable_total')).toBe(1)
     expect(valueOf(samples, 'queue_api_requests_total', { operation: 'other', status: '503' })).toBe(1)

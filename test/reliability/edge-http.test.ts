@@ -115,6 +115,80 @@ describe('request heads too large', () => {
   })
 })
 
+describe('the request target is matched as sent', () => {
+  // Each resolves to an operation or a page if dot segments, backslashes or encoded slashes are
+  // read as a URL parser reads them; as sent, none is a path the service serves.
+  const targets = [
+    '/v1/x/%2E%2E/queues',
+    '/v1/x/%2e%2e/queues',
+    '/x/../v1/queues',
+    '/v1/./queues',
+    '/v1/%2E/queues',
+    '/v1\\exports\\tickets.csv?from=2026-03-01&to=2026-03-02',
+    '/v1%2Fqueues',
+    '/v1%2fqueues',
+    '/v1/exports%2Ftickets.csv',
+    '/v1%5Cqueues',
+    '/v1/queues/.',
+    '/./healthz',
+    '/docs/../openapi.json',
+  ]
+  for (const target of targets) {
+    test(`${target}: 404 not_found, JSON, an access line with the error code; nothing counted`, async () => {
+      for (const method of ['GET', 'HEAD', 'OPTIONS']) {
+        const response = await rawExchange(server.base, `${method} ${target} HTTP/1.1\r\nHost: api\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`)
+        expect({ method, status: response.status }).toEqual({ method, status: 404 })
+        expect(response.headers['x-ratelimit-remaining']).toBeUndefined()
+        if (method !== 'GET') continue
+        const body = await expectAnsweredAndLogged(response, 404)
+        expect(body.error).toBe('not_found')
+        const line = logLines().find((entry) => entry.event === 'request' && entry.requestId === body.requestId)!
+        expect(line).toMatchObject({ status: 404, error: 'not_found', method: 'GET' })
+      }
+    })
+  }
+
+  test('the access line shows the target as sent where Bun passes it on, and marks a known path that Bun resolved', async () => {
+    const logged = async (target: string, host = '') => {
+      const body = await expectAnsweredAndLogged(await rawExchange(server.base, `GET ${target} HTTP/1.0\r\n${host}\r\n`), 404)
+      return logLines().find((entry) => entry.event === 'request' && entry.requestId === body.requestId)!
+    }
+    // Encoded slashes are never decoded; without a Host, Bun passes on the target untouched.
+    expect(await logged('/v1%2Fqueues', 'Host: api\r\n')).toMatchObject({ path: '/v1%2Fqueues', error: 'not_found' })
+    expect(await logged('/v1/exports%5Ctickets.csv', 'Host: api\r\n')).toMatchObject({ path: '/v1/exports%5Ctickets.csv' })
+    expect(await logged('/x/../v1/queues')).toMatchObject({ path: '/x/../v1/queues', status: 404 })
+    expect(await logged('/v1\\exports\\tickets.csv')).toMatchObject({ path: '/v1\\exports\\tickets.csv' })
+    // With a Host, Bun hands the application the resolved form only; the line says it was not sent so.
+    expect(await logged('/x/../v1/queues', 'Host: api\r\n')).toMatchObject({ path: '/v1/queues', status: 404, pathResolved: true })
+    expect(await logged('/v1\\exports\\tickets.csv', 'Host: api\r\n')).toMatchObject({ path: '/v1/exports/tickets.csv', pathResolved: true })
+    expect((await logged('/v1/nowhere', 'Host: api\r\n')).pathResolved).toBeUndefined()
+  })
+
+  test('the same paths spelled plainly are served', async () => {
+    const queues = await rawExchange(server.base, `GET /v1/queues HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`)
+    expect((await expectAnsweredAndLogged(queues, 200)).locations).toBeArray()
+    await expectAnsweredAndLogged(await rawExchange(server.base, 'GET /healthz HTTP/1.0\r\n\r\n'), 200)
+  })
+})
+
+describe('error lines name their error', () => {
+  test('401, 400 and 405: each access line carries the error code; a 200 none', async () => {
+    const cases: [string, number, string | undefined][] = [
+      ['GET /v1/queues HTTP/1.0\r\n\r\n', 401, 'unauthorized'],
+      [`GET /v1/tickets?from=x&to=y HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`, 400, 'invalid_request'],
+      ['DELETE /v1/queues HTTP/1.0\r\n\r\n', 405, 'method_not_allowed'],
+      ['GET /healthz HTTP/1.0\r\n\r\n', 200, undefined],
+    ]
+    for (const [request, status, code] of cases) {
+      const response = await rawExchange(server.base, request)
+      await expectAnsweredAndLogged(response, status)
+      const id = response.headers['x-request-id']
+      const line = logLines().find((entry) => entry.event === 'request' && entry.requestId === id)!
+      expect({ status: line.status, error: line.error }).toEqual({ status, error: code })
+    }
+  })
+})
+
 describe('tokens never reach the log', () => {
   test('in the path, in a percent-encoded query value, in X-Request-Id: redacted in the log, the id replaced and not echoed', async () => {
     const secret = token.slice('svc_'.length)

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { ApiError } from '../../src/errors/api-error.ts'
-import type { ExportSlotLimits, ExportSlots } from '../../src/export/export-slots.ts'
+import type { ExportSlotLimits, ExportSlots } from '../../src/limits/export-slots.ts'
 
 /**
- * The behaviour every engine of the ExportSlots seam (src/export/export-slots.ts) must show:
+ * The behaviour every engine of the ExportSlots seam (src/limits/export-slots.ts) must show:
  * each engine's test file calls this with a harness that builds it.
  */
 export interface ExportSlotsHarness {

@@ -73,6 +73,32 @@ describe('the module map of docs/architecture.md', () => {
   })
 })
 
+/** Every file under `dir` (recursively) whose name ends with `suffix`, as paths from the root. */
+function filesUnder(dir: string, suffix: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith(suffix))
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)).split(sep).join('/'))
+    .sort()
+}
+
+describe('the statements of docs/architecture.md that the code can check', () => {
+  const markdown = readFileSync(join(ROOT, ARCHITECTURE), 'utf8')
+
+  test('the number of test files it states is the number there are', () => {
+    const stated = /over the (\d+) test files/.exec(markdown)?.[1]
+    expect(Number(stated)).toBe(filesUnder('test', '.test.ts').length)
+  })
+
+  test('the modules outside http/ that import from it are exactly those it lists', () => {
+    const paragraph = markdown.split('\n\n').find((text) => text.includes('Outside `http/`, these'))!
+    const listed = [...paragraph.matchAll(/`(src\/[^`]+\.ts)`/g)].map((match) => match[1]!).sort()
+    const importing = filesUnder('src', '.ts').filter(
+      (path) => !path.startsWith('src/http/') && /from '(\.\.\/)+http\//.test(readFileSync(join(ROOT, path), 'utf8')),
+    )
+    expect(listed).toEqual(importing)
+  })
+})
+
 describe('reading the map', () => {
   test('a cell names its first path from the root, later bare names in its folder', () => {
     expect(pathsOfCell('`src/web/index.html`, `app.js`, `app.css`')).toEqual(['src/web/index.html', 'src/web/app.js', 'src/web/app.css'])

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { ManualClock } from '../../src/clock.ts'
 import { ControlStore } from '../../src/control/store.ts'
 import { MemoryRateLimiter } from '../../src/limits/memory-limiter.ts'
@@ -72,5 +73,26 @@ describe('StoredDemoQuota', () => {
     expect((await b.consume(org)).allowed).toBe(false)
     one.close()
     two.close()
+  })
+
+  test("another process's write lock is waited out on the clock's monotonic time, then the busy error is thrown", async () => {
+    const { store, idOf } = storeWithOrganisations(`${temp.dir}/locked`)
+    const org = idOf('org')
+    const waiting = new ControlStore(`${temp.dir}/locked`, { busyTimeoutMs: 1 })
+    const lockClock = new ManualClock()
+    // A wait of an hour: only the manual clock can end it within the test.
+    const quota = new StoredDemoQuota(waiting, 5, lockClock, 3_600_000)
+    const holder = new Database(`${temp.dir}/locked/control.sqlite`)
+    holder.exec('BEGIN IMMEDIATE')
+    const consumed = quota.consume(org)
+    await Bun.sleep(30)
+    lockClock.advance(3_600_001)
+    const error = await consumed.then(() => undefined, (thrown: unknown) => thrown)
+    expect((error as { code?: string }).code).toStartWith('SQLITE_BUSY')
+    holder.exec('ROLLBACK')
+    holder.close()
+    expect((await quota.consume(org)).allowed).toBe(true)
+    waiting.close()
+    store.close()
   })
 })

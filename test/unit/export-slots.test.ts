@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { MemoryExportSlots } from '../../src/export/export-slots.ts'
+import { MemoryExportSlots } from '../../src/limits/export-slots.ts'
 import { exportSlotsSuite } from '../support/export-slots-suite.ts'
 
 /** The in-memory engine of the running exports (the default without REDIS_URL). */

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { lastResortResponse } from '../../src/http/last-resort.ts'
+import { lastResortResponse } from '../../src/http/error-response.ts'
 import { memoryLogger } from '../../src/logger.ts'
 
 test("Bun.serve's error handler: an error that escapes the handler is the JSON 500 with a request id, logged with it", async () => {

@@ -175,6 +175,24 @@ describe.skipIf(!available)('Redis limits', () => {
     await other.stop()
   })
 
+  test("the retry delay after a failed connection runs on the clock's monotonic time", async () => {
+    const other = await startRedis()
+    await other.kill()
+    const clock = new ManualClock()
+    // An hour: only the manual clock can end it within the test.
+    const limiter = new RedisRateLimiter(new RedisConnection(other.url, { retryDelayMs: 3_600_000, clock }), { limit: 5, keyPrefix: freshPrefix() })
+    await expect(limiter.ping()).rejects.toThrow('cannot connect to Redis')
+    await other.start()
+    // Within the delay: refused at once, without trying the server that is now there.
+    await expect(limiter.ping()).rejects.toThrow('cannot connect to Redis')
+    clock.jump(-86_400_000) // a wall clock stepped back changes nothing
+    await expect(limiter.ping()).rejects.toThrow('cannot connect to Redis')
+    clock.advance(3_600_001)
+    await limiter.ping()
+    await limiter.close()
+    await other.stop()
+  })
+
   test('a connection that went silent (dropped by the network, still open here) is replaced after a timeout', async () => {
     const proxy = await silenceableProxy(redis.port)
     const limiter = new RedisRateLimiter(new RedisConnection(proxy.url, { commandTimeoutMs: 300 }), { limit: 100, keyPrefix: freshPrefix() })

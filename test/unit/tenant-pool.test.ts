@@ -51,7 +51,7 @@ describe('TenantPool', () => {
     const before = openFds()
     const held = ctx.ids.slice(0, 10).map((id) => ctx.pool.acquire(id))
     // Ten leased handles, eight of them already evicted from a cache of two: all still usable.
-    for (const lease of held) expect(lease.db.query('SELECT count(*) AS n FROM locations').get()).toEqual({ n: 0 })
+    for (const lease of held) expect(lease.statement('SELECT count(*) AS n FROM locations').get()).toEqual({ n: 0 })
     expect(ctx.pool.stats()).toMatchObject({ open: 10, leased: 10, cached: 2 })
     const whileHeld = openFds() - before
     for (const lease of held) lease.release()
@@ -65,13 +65,17 @@ describe('TenantPool', () => {
     cleanup = ctx.cleanup
     const shared = ctx.pool.acquire(ctx.ids[0]!)
     const own = ctx.pool.acquireOwn(ctx.ids[0]!)
-    expect(own.db).not.toBe(shared.db)
+    // A cached statement belongs to its connection: the own lease's is another.
+    expect(own.statement('SELECT 1')).not.toBe(shared.statement('SELECT 1'))
+    const again = ctx.pool.acquire(ctx.ids[0]!)
+    expect(again.statement('SELECT 1')).toBe(shared.statement('SELECT 1'))
+    again.release()
     expect(ctx.pool.stats()).toEqual({ open: 2, cached: 1, leased: 2 })
-    expect(own.db.query('SELECT count(*) AS n FROM tickets').get()).toEqual({ n: 0 })
+    expect(own.statement('SELECT count(*) AS n FROM tickets').get()).toEqual({ n: 0 })
     own.release()
     shared.release()
     expect(ctx.pool.stats()).toEqual({ open: 1, cached: 1, leased: 0 })
-    expect(() => own.db.query('SELECT 1').get()).toThrow()
+    expect(() => own.statement('SELECT 1', { fresh: true }).get()).toThrow()
     rmSync(tenantFilePath(ctx.temp.dir, ctx.ids[1]!))
     expect(() => ctx.pool.acquireOwn(ctx.ids[1]!)).toThrow(TenantUnavailableError)
     expect(ctx.pool.stats().leased).toBe(0)
@@ -116,7 +120,7 @@ describe('TenantPool', () => {
     cleanup = ctx.cleanup
     const [target, donor] = ctx.ids as [string, string]
     const first = ctx.pool.acquire(target)
-    expect(first.db.query('SELECT count(*) AS n FROM locations').get()).toEqual({ n: 0 })
+    expect(first.statement('SELECT count(*) AS n FROM locations').get()).toEqual({ n: 0 })
     first.release()
     const donorDb = openTenant(ctx.temp.dir, donor)
     writeStructure(donorDb)
@@ -124,7 +128,7 @@ describe('TenantPool', () => {
     donorDb.close()
     renameSync(tenantFilePath(ctx.temp.dir, donor), tenantFilePath(ctx.temp.dir, target))
     const second = ctx.pool.acquire(target)
-    expect(second.db.query('SELECT count(*) AS n FROM locations').get()).toEqual({ n: 4 })
+    expect(second.statement('SELECT count(*) AS n FROM locations').get()).toEqual({ n: 4 })
     second.release()
   })
 
@@ -144,7 +148,7 @@ describe('an export that fails before its first byte', () => {
     const id = ctx.ids[0]!
     const query = parseTicketQuery(new URLSearchParams('from=2026-03-01&to=2026-03-02&queueId=q'), 'export')
     // A value bun:sqlite cannot bind: what a programming error upstream of the statement looks like.
-    const broken = { ...query, queueIds: [Symbol('not bindable') as unknown as string] }
+    const broken = { ...query, filters: { ...query.filters, queueId: [Symbol('not bindable') as unknown as string] } }
     const snapshot = ctx.pool.openSnapshot(id, { own: true })
     let thrown: unknown
     try {

@@ -63,9 +63,7 @@ describe('parseTicketQuery', () => {
     expect(query).toMatchObject({
       from: '2026-03-01T00:00:00.000Z',
       to: '2026-03-02T00:00:00.000Z',
-      queueIds: ['a', 'b'],
-      locationIds: [],
-      statuses: ['WAITING'],
+      filters: { queueId: ['a', 'b'], locationId: [], status: ['WAITING'] },
       limit: 100,
       cursor: null,
       changedAfter: null,
@@ -80,7 +78,7 @@ describe('parseTicketQuery', () => {
   })
 
   test('a value is never split on commas, encoded or not', () => {
-    expect(parse('from=2026-03-01&to=2026-03-02&queueId=a,b&queueId=c%2Cd').queueIds).toEqual(['a,b', 'c,d'])
+    expect(parse('from=2026-03-01&to=2026-03-02&queueId=a,b&queueId=c%2Cd').filters.queueId).toEqual(['a,b', 'c,d'])
   })
 
   test('from and to are required', () => {
@@ -105,7 +103,7 @@ describe('parseTicketQuery', () => {
   })
   test('status must be one of the six states', () => {
     for (const status of ['WAITING', 'CALLED', 'COMPLETED', 'CANCELED', 'SKIPPED', 'NO_SHOW']) {
-      expect(parse(`from=2026-03-01&to=2026-03-02&status=${status}`).statuses).toEqual([status as never])
+      expect(parse(`from=2026-03-01&to=2026-03-02&status=${status}`).filters.status).toEqual([status as never])
     }
     expectInvalid('from=2026-03-01&to=2026-03-02&status=CANCELLED', 'status', /one of WAITING/)
     expectInvalid('from=2026-03-01&to=2026-03-02&status=waiting', 'status', /one of/)
@@ -128,7 +126,7 @@ describe('parseTicketQuery', () => {
   test('the export refuses cursor and limit', () => {
     expectInvalid('from=2026-03-01&to=2026-03-02&limit=5', 'limit', /not accepted by the CSV export/, 'export')
     expectInvalid('from=2026-03-01&to=2026-03-02&cursor=abc', 'cursor', /not accepted by the CSV export/, 'export')
-    expect(parse('from=2026-03-01&to=2026-03-02&status=WAITING', 'export').statuses).toEqual(['WAITING'])
+    expect(parse('from=2026-03-01&to=2026-03-02&status=WAITING', 'export').filters.status).toEqual(['WAITING'])
   })
   test('a hostile parameter name is not echoed raw', () => {
     expectInvalid('from=2026-03-01&to=2026-03-02&%00evil%0A' + 'x'.repeat(200) + '=1', '\u0000evil\n' + 'x'.repeat(200), /Unknown query parameter '\?evil\?x+…'/)

@@ -1,4 +1,5 @@
 import { RedisClient } from 'bun'
+import { systemClock, type Clock } from '../../clock.ts'
 
 /** A deadline no script reaches: the year 287,000 in milliseconds, exact as a Lua double. */
 const NO_DEADLINE = 9_000_000_000_000_000
@@ -7,10 +8,9 @@ const NO_DEADLINE = 9_000_000_000_000_000
  * One connection to Redis for the limits, every call bounded in time.
  *
  * Bun's RedisClient is used with its own reconnection and offline queue turned off, and this
- * class reconnects instead, by building a new client: the client's reconnect path has had bugs
- * where replies were matched to the wrong commands after a reconnect (oven-sh/bun#27861) or a
- * command stayed pending for ever (oven-sh/bun#34374, #24019). A fresh client starts with an
- * empty queue, so no reply of the old connection can reach a new command. A call that times out
+ * class reconnects instead, by building a new client, since the client's own reconnect path has
+ * mismatched and lost replies (docs/decisions/0012-bun-redis-client.md). A fresh client starts
+ * with an empty queue, so no reply of the old connection can reach a new command. A call that times out
  * or fails on the connection discards the client (a half-open TCP connection would otherwise
  * never heal); the next call opens another, at most one attempt at a time, and after a failed
  * attempt calls fail at once for `retryDelayMs` instead of each waiting for a dead server.
@@ -38,6 +38,8 @@ export interface RedisConnectionOptions {
   connectTimeoutMs?: number
   /** After a failed connection attempt, calls fail at once for this long. @default 100 */
   retryDelayMs?: number
+  /** Whose monotonic time the retry delay runs on. @default the system's */
+  clock?: Clock
 }
 
 /** A Lua script run by its SHA-1 (EVALSHA), sent whole only when Redis does not have it (NOSCRIPT). */
@@ -61,6 +63,7 @@ export class RedisConnection {
   private readonly commandTimeoutMs: number
   private readonly connectTimeoutMs: number
   private readonly retryDelayMs: number
+  private readonly clock: Clock
   private current: RedisClient | undefined
   /** Redis's clock minus performance.now(), in ms, read when `current` was opened. */
   private redisClockOffset = 0
@@ -77,6 +80,7 @@ export class RedisConnection {
     this.commandTimeoutMs = options.commandTimeoutMs ?? 1000
     this.connectTimeoutMs = options.connectTimeoutMs ?? 1000
     this.retryDelayMs = options.retryDelayMs ?? 100
+    this.clock = options.clock ?? systemClock
   }
 
   /** Sends one command; rejects within the command timeout (plus the connect timeout when a connection must be opened). */
@@ -145,7 +149,7 @@ export class RedisConnection {
     this.discard(this.current)
     if (this.closed) return Promise.reject(new RedisUnavailableError('the Redis connection is closed'))
     if (!this.opening) {
-      if (Date.now() < this.failedUntil) return Promise.reject(this.lastFailure!)
+      if (this.clock.monotonic() < this.failedUntil) return Promise.reject(this.lastFailure!)
       this.opening = this.open().finally(() => (this.opening = undefined))
     }
     return this.opening
@@ -161,7 +165,7 @@ export class RedisConnection {
       await bounded(client.connect(), this.connectTimeoutMs, 'connect')
     } catch (error) {
       client.close()
-      this.failedUntil = Date.now() + this.retryDelayMs
+      this.failedUntil = this.clock.monotonic() + this.retryDelayMs
       // The client's message never holds the URL (it may carry a password); keep only the message.
       this.lastFailure = new RedisUnavailableError(`cannot connect to Redis: ${(error as Error).message}`)
       throw this.lastFailure
@@ -171,7 +175,7 @@ export class RedisConnection {
       offset = await readClockOffset(client, this.connectTimeoutMs)
     } catch (error) {
       client.close()
-      this.failedUntil = Date.now() + this.retryDelayMs
+      this.failedUntil = this.clock.monotonic() + this.retryDelayMs
       this.lastFailure = new RedisUnavailableError(`cannot read Redis's clock: ${(error as Error).message}`)
       throw this.lastFailure
     }

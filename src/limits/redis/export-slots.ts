@@ -1,4 +1,4 @@
-import { tooManyForToken, tooManyInAll, type ExportSlotLimits, type ExportSlots } from '../../export/export-slots.ts'
+import { tooManyForToken, tooManyInAll, type ExportSlotLimits, type ExportSlots } from '../export-slots.ts'
 import { memberIds } from './member-ids.ts'
 import { DEFAULT_KEY_PREFIX, type ScriptRunner } from './connection.ts'
 import { CLAIM_EXPORT_SCRIPT, REFRESH_EXPORT_SCRIPT, RELEASE_EXPORT_SCRIPT } from './scripts.ts'

@@ -1,4 +1,4 @@
-import type { ExportSlotLimits } from '../../export/export-slots.ts'
+import type { ExportSlotLimits } from '../export-slots.ts'
 import type { Limits } from '../types.ts'
 import { RedisConnection, type RedisConnectionOptions } from './connection.ts'
 import { RedisDemoQuota } from './demo-quota.ts'

@@ -1,4 +1,4 @@
-// The four charts, drawn with Observable Plot (SVG; see docs/architecture.md#the-charting-library),
+// The four charts, drawn with Observable Plot (SVG; see docs/decisions/0013-observable-plot.md),
 // each followed by its numbers: a table behind "Show numbers" and a CSV download of the same
 // rows. Loaded by the page only when the analyst asks for charts (/assets/charts-view.js).
 
