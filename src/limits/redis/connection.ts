@@ -46,7 +46,17 @@ export interface RedisScript {
   readonly sha: string
 }
 
-export function redisScript(source: string): RedisScript {
+/**
+ * The shebang of every script: Redis 7's declaration of a script that writes (no `no-writes`,
+ * no `allow-oom`). Redis then refuses the whole script with OOM before it runs when memory is
+ * over `maxmemory`; a script without it is checked only at its first write command, and ours
+ * begin with one that frees memory (ZREMRANGEBYSCORE), after which every write is let through.
+ */
+const WRITING_SCRIPT = '#!lua\n'
+
+/** A script that writes (see WRITING_SCRIPT); `body` is its Lua code. */
+export function redisScript(body: string): RedisScript {
+  const source = WRITING_SCRIPT + body
   return { source, sha: new Bun.CryptoHasher('sha1').update(source).digest('hex') }
 }
 
