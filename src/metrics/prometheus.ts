@@ -52,7 +52,7 @@ export function createServiceMetrics(): ServiceMetrics {
   const exportsInFlight = new Gauge({ name: 'queue_api_exports_in_flight', help: 'CSV exports streaming now.', registers })
   const rejections = new Counter({
     name: 'queue_api_limit_rejections_total',
-    help: 'Requests refused 429 by the limits, by reason (rate_limited, demo_quota_exceeded).',
+    help: 'Requests refused 429 by the limits, by reason (rate_limited, demo_quota_exceeded, too_many_exports).',
     labelNames: ['reason'] as const,
     registers,
   })

@@ -10,10 +10,10 @@ export type Operation = 'queues' | 'tickets' | 'export' | 'other'
 
 export const OPERATIONS: readonly Operation[] = ['queues', 'tickets', 'export', 'other']
 
-/** Why the limits refused a request (both answered 429). */
-export type LimitRejection = 'rate_limited' | 'demo_quota_exceeded'
+/** Why the limits refused a request (each answered 429). */
+export type LimitRejection = 'rate_limited' | 'demo_quota_exceeded' | 'too_many_exports'
 
-export const LIMIT_REJECTIONS: readonly LimitRejection[] = ['rate_limited', 'demo_quota_exceeded']
+export const LIMIT_REJECTIONS: readonly LimitRejection[] = ['rate_limited', 'demo_quota_exceeded', 'too_many_exports']
 
 const OPERATION_OF_PATH: Readonly<Record<string, Operation>> = {
   '/v1/queues': 'queues',

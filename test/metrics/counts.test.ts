@@ -5,7 +5,7 @@ import type { DemoQuota, RateLimiter } from '../../src/limits/types.ts'
 import { configWith } from '../../src/config/config.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { requestCounts, startMeteredServer, valueOf, type MeteredServer } from './support.ts'
-import { rawExchange } from '../support/raw-http.ts'
+import { RawHttpClient, eventually, rawExchange } from '../support/raw-http.ts'
 
 /**
  * The metrics count exactly what the service answered (docs/operations.md#metrics): a test makes
@@ -14,6 +14,7 @@ import { rawExchange } from '../support/raw-http.ts'
 const RATE_LIMIT = 6
 const DEMO_QUOTA = 3
 const RANGE = 'from=2026-03-01&to=2026-03-05'
+const EXPORT_RANGE = 'from=2026-01-01&to=2026-03-01'
 
 let server: MeteredServer
 const limitsDown = { on: false }
@@ -152,6 +153,22 @@ describe('exports', () => {
     const after = await server.scrape()
     expect(valueOf(after, 'queue_api_exports_in_flight')).toBe(0)
     expect(valueOf(after, 'queue_api_requests_total', { operation: 'export', status: '200' })).toBe(countedDuring + 1)
+  })
+})
+
+describe('exports refused', () => {
+  test('a token over EXPORTS_PER_TOKEN: counted as a limit rejection, too_many_exports', async () => {
+    const { token } = server.seeded({ bulk: { count: 50_000, everySeconds: 30 } })
+    const held = await Promise.all([1, 2].map(() => RawHttpClient.get(server.base, `/v1/exports/tickets.csv?${EXPORT_RANGE}`, { Authorization: `Bearer ${token}` }, { paused: true })))
+    try {
+      await eventually(() => server.app.pool.stats().leased === 2, 5000, 'two exports running')
+      const before = valueOf(await server.scrape(), 'queue_api_limit_rejections_total', { reason: 'too_many_exports' })
+      expect((await server.get(`/v1/exports/tickets.csv?${EXPORT_RANGE}`, token)).status).toBe(429)
+      const after = await server.scrape()
+      expect(valueOf(after, 'queue_api_limit_rejections_total', { reason: 'too_many_exports' })).toBe(before + 1)
+    } finally {
+      for (const client of held) client.destroy()
+    }
   })
 })
 
