@@ -33,12 +33,8 @@ export interface MetricsRecorder {
    * (401, 402, 429, 404) count too.
    */
   requestAnswered(operation: Operation, status: number, seconds: number): void
-  /** An export's stream began. */
-  exportStarted(): void
-  /** An export wrote `rows` more rows, `bytes` more bytes of CSV (before compression): told per chunk, so a long export shows progress. */
-  exportWrote(rows: number, bytes: number): void
-  /** An export's stream ended in any way. */
-  exportEnded(): void
+  /** An export's stream began; what it writes and its end are told to the handle returned. */
+  exportStarted(): ExportProgress
   /** The limits refused a request. */
   limitRejected(reason: LimitRejection): void
   /** Whether the limits store answers: false while requests are refused because it does not (fail closed). */
@@ -51,12 +47,20 @@ export interface MetricsRecorder {
   observeTenantPool(openConnections: () => number): void
 }
 
+/** One running export, as the metrics follow it. */
+export interface ExportProgress {
+  /** It wrote `rows` more rows, `bytes` more bytes of CSV (before compression): told per chunk, so a long export shows progress. */
+  wrote(rows: number, bytes: number): void
+  /** Its stream ended in any way; later calls do nothing. */
+  ended(): void
+}
+
+const noProgress: ExportProgress = { wrote() {}, ended() {} }
+
 /** The recorder when metrics are off: every call does nothing. */
 export const noMetrics: MetricsRecorder = {
   requestAnswered() {},
-  exportStarted() {},
-  exportWrote() {},
-  exportEnded() {},
+  exportStarted: () => noProgress,
   limitRejected() {},
   limitsBackendUp() {},
   tenantOpened() {},

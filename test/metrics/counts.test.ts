@@ -156,6 +156,35 @@ describe('exports', () => {
   })
 })
 
+/** Polls an asynchronous condition (a scrape) until it holds, for at most 10 s. */
+async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await Bun.sleep(50)
+  }
+}
+
+describe('the stall gauge', () => {
+  test('a running export whose rows stopped shows its wait, whatever another export writes; none running: 0', async () => {
+    const { token } = server.seeded({ bulk: { count: 50_000, everySeconds: 30 } })
+    const stall = async () => valueOf(await server.scrape(), 'queue_api_export_stall_seconds')
+    expect(await stall()).toBe(0)
+    // A reader that takes nothing: the export writes until the socket pushes back, then waits.
+    const stuck = await RawHttpClient.get(server.base, `/v1/exports/tickets.csv?${EXPORT_RANGE}`, { Authorization: `Bearer ${token}` }, { paused: true })
+    try {
+      await until(async () => (await stall()) >= 1.5, 'the stuck export waiting 1.5 s')
+      // Another export writing every row meanwhile hides nothing.
+      const whole = await server.get(`/v1/exports/tickets.csv?${EXPORT_RANGE}`, token)
+      expect((await whole.text()).length).toBeGreaterThan(1_000_000)
+      expect(await stall()).toBeGreaterThanOrEqual(1.5)
+    } finally {
+      stuck.destroy()
+    }
+    await until(async () => (await stall()) === 0, 'no export running')
+  })
+})
+
 describe('exports refused', () => {
   test('a token over EXPORTS_PER_TOKEN: counted as a limit rejection, too_many_exports', async () => {
     const { token } = server.seeded({ bulk: { count: 50_000, everySeconds: 30 } })
