@@ -5,6 +5,7 @@ import type { LastUsedRecorder } from '../control/last-used.ts'
 import { ApiError } from '../errors/api-error.ts'
 import type { DemoQuota, QuotaState, RateLimiter, WindowState } from '../limits/types.ts'
 import { rateLimitHeaders } from '../limits/state.ts'
+import type { ExportSlots } from '../export/export-slots.ts'
 import type { Caller } from './caller.ts'
 import { LimitsOutage } from './limits-outage.ts'
 
@@ -17,6 +18,8 @@ export interface GateDeps {
   logger: Logger
   /** Told when the limits store stops answering (false: requests are refused) and when it answers again. */
   onLimitsState?: (up: boolean) => void
+  /** Where the exports' slots are kept, for the outage log of a claim. @default the limiter's backend */
+  exportSlots?: Pick<ExportSlots, 'backend'>
 }
 
 export interface Admission {
@@ -70,8 +73,8 @@ export function createGate(deps: GateDeps): Gate {
       // The token is valid: its window (and a demo organisation's day) is shown, and nothing is
       // counted. The answer needs no limit, so it is given even while the limits cannot be
       // read, only without them.
-      const window = await outage.guard(() => limiter.peek(token.tokenId)).catch(() => undefined)
-      const day = window && demo ? await outage.guard(() => quota.peek(token.organisationId)).catch(() => undefined) : undefined
+      const window = await outage.guard(limiter.backend, () => limiter.peek(token.tokenId)).catch(() => undefined)
+      const day = window && demo ? await outage.guard(quota.backend, () => quota.peek(token.organisationId)).catch(() => undefined) : undefined
       throw new ApiError(
         'api_not_enabled',
         'The API feature is not enabled for this organisation; an administrator can enable it.',
@@ -82,7 +85,7 @@ export function createGate(deps: GateDeps): Gate {
 
     if (!claim) return count(caller)
     // A refusal is an answer of the engine, not an outage: only other failures become 503.
-    const claimed = await outage.guard(() =>
+    const claimed = await outage.guard(deps.exportSlots?.backend ?? limiter.backend, () =>
       claim(caller).then(
         (giveBack) => ({ giveBack }),
         (error: unknown) => {
@@ -96,8 +99,8 @@ export function createGate(deps: GateDeps): Gate {
       // Refused before the window: like any 429 it consumes nothing, and shows the window (and
       // a demo organisation's day) uncounted, as a 402 does, and like a 402 it is answered even
       // when the limits cannot be read just then, only without them.
-      const window = await outage.guard(() => limiter.peek(token.tokenId)).catch(() => undefined)
-      const day = window && demo ? await outage.guard(() => quota.peek(token.organisationId)).catch(() => undefined) : undefined
+      const window = await outage.guard(limiter.backend, () => limiter.peek(token.tokenId)).catch(() => undefined)
+      const day = window && demo ? await outage.guard(quota.backend, () => quota.peek(token.organisationId)).catch(() => undefined) : undefined
       throw new ApiError(refused.errorCode, refused.message, refused.extra, { ...(window ? headersOf(window, day) : {}), ...refused.headers })
     }
     const { giveBack } = claimed
@@ -112,9 +115,9 @@ export function createGate(deps: GateDeps): Gate {
   /** The minute window, then a demo organisation's day: counted, or the ApiError that refuses the request. */
   async function count(caller: Caller): Promise<Admission> {
     const { demo, tokenId, organisationId } = caller
-    const { state: window, release } = await outage.guard(() => limiter.consume(tokenId))
+    const { state: window, release } = await outage.guard(limiter.backend, () => limiter.consume(tokenId))
     if (!release) {
-      const day = demo ? await outage.guard(() => quota.peek(organisationId)) : undefined
+      const day = demo ? await outage.guard(quota.backend, () => quota.peek(organisationId)) : undefined
       throw new ApiError(
         'rate_limited',
         `Rate limit of ${window.limit} requests per minute exceeded; retry after ${window.retryAfterSeconds} seconds.`,
@@ -129,13 +132,13 @@ export function createGate(deps: GateDeps): Gate {
     // cannot answer), because a request answered 429 or 503 consumes nothing.
     let day: QuotaState
     try {
-      day = await outage.guard(() => quota.consume(organisationId))
+      day = await outage.guard(quota.backend, () => quota.consume(organisationId))
     } catch (error) {
       await release().catch(() => undefined) // the engine is failing: the slot expires with its window
       throw error
     }
     if (day.allowed) return { caller, headers: headersOf(window, day) }
-    const restored = await outage.guard(release)
+    const restored = await outage.guard(limiter.backend, release)
     throw new ApiError(
       'demo_quota_exceeded',
       `The demo organisation's daily quota of ${day.limit} requests is used up; it resets at ${day.resetAt}.`,
@@ -148,10 +151,8 @@ export function createGate(deps: GateDeps): Gate {
     admit,
     async limitsReady() {
       try {
-        await outage.guard(async () => {
-          await limiter.ping()
-          await quota.ping()
-        })
+        await outage.guard(limiter.backend, () => limiter.ping())
+        await outage.guard(quota.backend, () => quota.ping())
         return true
       } catch {
         return false

@@ -9,7 +9,10 @@ import type { DemoQuota, QuotaState } from './types.ts'
  * is over (they can never be read again), on the first request of a later day.
  */
 export class StoredDemoQuota implements DemoQuota {
+  readonly backend = 'control.sqlite'
   private prunedBefore = ''
+  /** Whether the last write failed: ping then checks that control.sqlite takes writes again. */
+  private failing = false
   /** The newest day counted on (here or, read once, by any process); undefined until read. */
   private latestDay: string | undefined
 
@@ -33,10 +36,14 @@ export class StoredDemoQuota implements DemoQuota {
     for (let attempt = 0; ; attempt++) {
       try {
         const { allowed, used } = this.store.consumeDemoQuota(organisationId, day, this.limit)
+        this.failing = false
         this.pruneBefore(day)
         return quotaState(this.limit, used, allowed, now, day)
       } catch (error) {
-        if (!isBusyError(error) || Date.now() > giveUpAt) throw error
+        if (!isBusyError(error) || Date.now() > giveUpAt) {
+          this.failing = true
+          throw error
+        }
         await Bun.sleep(Math.min(5 * 2 ** attempt, 100))
       }
     }
@@ -65,7 +72,16 @@ export class StoredDemoQuota implements DemoQuota {
     return this.latestDay
   }
 
-  async ping(): Promise<void> {}
+  /**
+   * Resolves at once while writes succeed (a request finds out when they stop); after a failed
+   * one, only once a write commits again, so that the limits' probe never reports a store that
+   * still refuses writes as recovered.
+   */
+  async ping(): Promise<void> {
+    if (!this.failing) return
+    this.store.checkWritable()
+    this.failing = false
+  }
 
   async close(): Promise<void> {}
 

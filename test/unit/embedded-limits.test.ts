@@ -37,6 +37,7 @@ quotaSuite('StoredDemoQuota', {
     const { store, idOf } = storeWithOrganisations(`${temp.dir}/${++stores}`)
     const quota = new StoredDemoQuota(store, limit, clock)
     return {
+      backend: quota.backend,
       consume: (name) => quota.consume(idOf(name)),
       peek: (name) => quota.peek(idOf(name)),
       ping: () => quota.ping(),

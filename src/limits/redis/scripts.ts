@@ -21,6 +21,13 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if now > tonumber(ARGV[2]) then return {ARGV[1], 'late'} end`
 
 /**
+ * The readiness check: answers with the nonce and changes nothing, but is declared like every
+ * other script, so Redis refuses it when it would refuse them (out of memory), where PING
+ * would still answer. Returns {nonce}.
+ */
+export const PROBE_SCRIPT = redisScript(`return {ARGV[1]}`)
+
+/**
  * The sliding window of one token: a sorted set in KEYS[1], one member per counted request
  * (unique per request, so that two requests in the same millisecond are two entries and a
  * release removes exactly its own), scored by the request's time.
