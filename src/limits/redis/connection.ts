@@ -1,4 +1,5 @@
 import { RedisClient } from 'bun'
+import { loginFailure } from './login-check.ts'
 
 /** A deadline no script reaches: the year 287,000 in milliseconds, exact as a Lua double. */
 const NO_DEADLINE = 9_000_000_000_000_000
@@ -171,9 +172,11 @@ export class RedisConnection {
       await bounded(client.connect(), this.connectTimeoutMs, 'connect')
     } catch (error) {
       client.close()
+      // A refused login closes the connection too: say so when that is why.
+      const login = (error as { code?: string }).code === 'ERR_REDIS_CONNECTION_CLOSED' ? await loginFailure(this.url, this.connectTimeoutMs) : undefined
       this.failedUntil = Date.now() + this.retryDelayMs
       // The client's message never holds the URL (it may carry a password); keep only the message.
-      this.lastFailure = new RedisUnavailableError(`cannot connect to Redis: ${(error as Error).message}`)
+      this.lastFailure = new RedisUnavailableError(login ? `cannot log in to Redis: ${login}` : `cannot connect to Redis: ${(error as Error).message}`)
       throw this.lastFailure
     }
     let offset: number
