@@ -60,7 +60,9 @@ return {ARGV[1], counted, count, now, newest, blocking}
 
 /**
  * The demo quota of one organisation: a counter per UTC day, KEYS[1] .. ':' .. the day's number
- * since 1970 (from Redis's clock), expiring at the end of its day.
+ * since 1970 (from Redis's clock), expiring 31 days after its day ends. Not at its end: Redis
+ * expires keys by its wall clock, so a clock stepped a few days ahead would drop the real day's
+ * counter, and putting it right would hand that day out again.
  * ARGV: nonce, deadline, mode (consume | peek), limit.
  * `consume` increments, and takes the increment back when it went over the limit (a request
  * the quota refuses consumes nothing); the script is atomic, so concurrent bursts of any number
@@ -76,7 +78,7 @@ if ARGV[3] == 'peek' then
   return {ARGV[1], used < limit and 1 or 0, used, now}
 end
 local used = redis.call('INCR', key)
-if used == 1 then redis.call('EXPIREAT', key, (day + 1) * 86400) end
+if used == 1 then redis.call('EXPIREAT', key, (day + 32) * 86400) end
 if used > limit then
   redis.call('DECR', key)
   return {ARGV[1], 0, used - 1, now}
