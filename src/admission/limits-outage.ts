@@ -17,11 +17,6 @@ export class LimitsOutage {
     private readonly onStateChange: (up: boolean) => void = () => {},
   ) {}
 
-  /** Whether every backend answered its last call. */
-  get up(): boolean {
-    return this.down.size === 0
-  }
-
   async guard<T>(backend: string, call: () => Promise<T>): Promise<T> {
     let result: T
     try {
