@@ -159,7 +159,7 @@ export function createApp(deps: AppDeps): App {
         await server.stop(true)
       }
       lastUsed.stop()
-      stopProbe()
+      await stopProbe()
       await Promise.allSettled([limits.limiter.close(), limits.quota.close()])
       pool.close()
       store.close()

@@ -6,16 +6,18 @@ export const LIMITS_PROBE_EVERY_MS = 5000
 /**
  * Checks the limits' backend (Gate.limitsReady) every `everyMs`, so that an outage and its end
  * are found, logged and shown in `queue_api_limits_backend_up` within seconds on an idle
- * service too, not at the next request. Returns the function that stops it.
+ * service too, not at the next request. Returns the function that stops it; it resolves once
+ * a check under way has ended, so that closing the limits after it cannot fail that check.
  */
-export function probeLimits(gate: Pick<Gate, 'limitsReady'>, everyMs: number = LIMITS_PROBE_EVERY_MS): () => void {
-  let running = false
+export function probeLimits(gate: Pick<Gate, 'limitsReady'>, everyMs: number = LIMITS_PROBE_EVERY_MS): () => Promise<void> {
+  let running: Promise<unknown> | undefined
   const timer = setInterval(() => {
-    // A probe waits for at most Redis's timeouts; one at a time all the same.
-    if (running) return
-    running = true
-    void gate.limitsReady().finally(() => (running = false))
+    // A check waits for at most Redis's timeouts; one at a time all the same.
+    running ??= gate.limitsReady().finally(() => (running = undefined))
   }, everyMs)
   timer.unref()
-  return () => clearInterval(timer)
+  return async () => {
+    clearInterval(timer)
+    await running
+  }
 }
