@@ -11,6 +11,7 @@ import { CursorCodec } from './tickets/cursor.ts'
 import { TicketQueries } from './tickets/repository.ts'
 import { ChangesTokenCodec } from './changes/token.ts'
 import { createGate } from './admission/gate.ts'
+import { probeLimits } from './admission/limits-probe.ts'
 import http from 'node:http'
 import { createPipeline, type RequestObserver } from './http/pipeline.ts'
 import { PARSER_HEAD_LIMIT_BYTES } from './http/request-head.ts'
@@ -47,6 +48,8 @@ export interface AppDeps {
    * @default nowhere (metrics off)
    */
   metrics?: MetricsRecorder
+  /** How often the limits' backend is checked with no request asking. @default LIMITS_PROBE_EVERY_MS (5 s) */
+  limitsProbeEveryMs?: number
 }
 
 export interface App {
@@ -90,6 +93,8 @@ export function createApp(deps: AppDeps): App {
     logger,
     onLimitsState: (up) => metrics.limitsBackendUp(up),
   })
+
+  const stopProbe = probeLimits(gate, deps.limitsProbeEveryMs)
 
   let server: Server<undefined> | undefined
   let idleTimeoutSeconds = DEFAULT_IDLE_TIMEOUT_SECONDS
@@ -157,6 +162,7 @@ export function createApp(deps: AppDeps): App {
         await server.stop(true)
       }
       lastUsed.stop()
+      await stopProbe()
       await Promise.allSettled([limits.limiter.close(), limits.quota.close()])
       pool.close()
       store.close()

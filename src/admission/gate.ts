@@ -5,6 +5,7 @@ import type { LastUsedRecorder } from '../control/last-used.ts'
 import { ApiError } from '../errors/api-error.ts'
 import type { DemoQuota, QuotaState, RateLimiter, WindowState } from '../limits/types.ts'
 import { rateLimitHeaders } from '../limits/state.ts'
+import type { ExportSlots } from '../limits/export-slots.ts'
 import { LimitsOutage } from './limits-outage.ts'
 
 /** Who is calling: decided by the token alone, never by the path or the query. */
@@ -23,6 +24,8 @@ export interface GateDeps {
   logger: Logger
   /** Told when the limits store stops answering (false: requests are refused) and when it answers again. */
   onLimitsState?: (up: boolean) => void
+  /** Where the exports' slots are kept, for the outage log of a claim. @default the limiter's backend */
+  exportSlots?: Pick<ExportSlots, 'backend'>
 }
 
 export interface Admission {
@@ -84,7 +87,7 @@ export function createGate(deps: GateDeps): Gate {
 
     if (!claim) return count(caller)
     // A refusal is an answer of the engine, not an outage: only other failures become 503.
-    const claimed = await outage.guard(() =>
+    const claimed = await outage.guard(deps.exportSlots?.backend ?? limiter.backend, () =>
       claim(caller).then(
         (giveBack) => ({ giveBack }),
         (error: unknown) => {
@@ -113,18 +116,18 @@ export function createGate(deps: GateDeps): Gate {
    * so it is given even while the limits cannot be read, only without these headers.
    */
   async function uncountedHeaders({ tokenId, organisationId, demo }: Caller): Promise<Record<string, string>> {
-    const window = await outage.guard(() => limiter.peek(tokenId)).catch(() => undefined)
+    const window = await outage.guard(limiter.backend, () => limiter.peek(tokenId)).catch(() => undefined)
     if (!window) return {}
-    const day = demo ? await outage.guard(() => quota.peek(organisationId)).catch(() => undefined) : undefined
+    const day = demo ? await outage.guard(quota.backend, () => quota.peek(organisationId)).catch(() => undefined) : undefined
     return headersOf(window, day)
   }
 
   /** The minute window, then a demo organisation's day: counted, or the ApiError that refuses the request. */
   async function count(caller: Caller): Promise<Admission> {
     const { demo, tokenId, organisationId } = caller
-    const { state: window, release } = await outage.guard(() => limiter.consume(tokenId))
+    const { state: window, release } = await outage.guard(limiter.backend, () => limiter.consume(tokenId))
     if (!release) {
-      const day = demo ? await outage.guard(() => quota.peek(organisationId)) : undefined
+      const day = demo ? await outage.guard(quota.backend, () => quota.peek(organisationId)) : undefined
       throw new ApiError(
         'rate_limited',
         `Rate limit of ${window.limit} requests per minute exceeded; retry after ${window.retryAfterSeconds} seconds.`,
@@ -139,13 +142,13 @@ export function createGate(deps: GateDeps): Gate {
     // cannot answer), because a request answered 429 or 503 consumes nothing.
     let day: QuotaState
     try {
-      day = await outage.guard(() => quota.consume(organisationId))
+      day = await outage.guard(quota.backend, () => quota.consume(organisationId))
     } catch (error) {
       await release().catch(() => undefined) // the engine is failing: the slot expires with its window
       throw error
     }
     if (day.allowed) return { caller, headers: headersOf(window, day) }
-    const restored = await outage.guard(release)
+    const restored = await outage.guard(limiter.backend, release)
     throw new ApiError(
       'demo_quota_exceeded',
       `The demo organisation's daily quota of ${day.limit} requests is used up; it resets at ${day.resetAt}.`,
@@ -158,10 +161,8 @@ export function createGate(deps: GateDeps): Gate {
     admit,
     async limitsReady() {
       try {
-        await outage.guard(async () => {
-          await limiter.ping()
-          await quota.ping()
-        })
+        await outage.guard(limiter.backend, () => limiter.ping())
+        await outage.guard(quota.backend, () => quota.ping())
         return true
       } catch {
         return false

@@ -2,27 +2,30 @@ import type { Logger } from '../logger.ts'
 import { ApiError } from '../errors/api-error.ts'
 
 /**
- * Turns a failure of the limiter or the quota into 503 `limits_unavailable` with
- * `Retry-After: 1`, and logs an outage once when it starts and once when a call succeeds again,
- * not once per refused request.
+ * Turns a failure of the limits into 503 `limits_unavailable` with `Retry-After: 1`, and logs
+ * an outage of each backend (Redis, control.sqlite) once when it starts and once when a call
+ * to that same backend succeeds again, not once per refused request: with the embedded limits
+ * a demo request asks the window in memory, which answers, and then the quota in
+ * control.sqlite, which may not, and that is one outage, not a recovery and a new outage.
  */
 export class LimitsOutage {
-  private down = false
+  private readonly down = new Set<string>()
 
   constructor(
     private readonly logger: Logger,
+    /** Told false when a first backend fails, true when the last failing one answers again. */
     private readonly onStateChange: (up: boolean) => void = () => {},
   ) {}
 
-  async guard<T>(call: () => Promise<T>): Promise<T> {
+  async guard<T>(backend: string, call: () => Promise<T>): Promise<T> {
     let result: T
     try {
       result = await call()
     } catch (error) {
-      if (!this.down) {
-        this.down = true
-        this.logger.error('limits_unavailable', { error: describe(error) })
-        this.onStateChange(false)
+      if (!this.down.has(backend)) {
+        this.down.add(backend)
+        this.logger.error('limits_unavailable', { backend, error: describe(error) })
+        if (this.down.size === 1) this.onStateChange(false)
       }
       throw new ApiError(
         'limits_unavailable',
@@ -31,10 +34,9 @@ export class LimitsOutage {
         { 'Retry-After': '1' },
       )
     }
-    if (this.down) {
-      this.down = false
-      this.logger.info('limits_recovered')
-      this.onStateChange(true)
+    if (this.down.delete(backend)) {
+      this.logger.info('limits_recovered', { backend })
+      if (this.down.size === 0) this.onStateChange(true)
     }
     return result
   }

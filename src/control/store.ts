@@ -268,6 +268,23 @@ export class ControlStore {
     return row.day ?? ''
   }
 
+  /**
+   * Commits a write that leaves nothing behind (a settings row added and removed in one
+   * transaction, which still appends to the WAL): throws when control.sqlite takes no writes now
+   * (a read-only file or directory, a full disk, a lock held too long). The demo quota's check
+   * that a failing store recovered, without waiting for a demo request.
+   */
+  checkWritable(): void {
+    this.file.use((connection) =>
+      connection.db
+        .transaction(() => {
+          connection.db.run("INSERT OR REPLACE INTO service_settings (key, value) VALUES ('write_check', '')")
+          connection.db.run("DELETE FROM service_settings WHERE key = 'write_check'")
+        })
+        .immediate(),
+    )
+  }
+
   /** Drops counters of days before `day` (they can never be read again). */
   pruneDemoQuota(day: string): void {
     this.orm.delete(demoQuotaUsage).where(lt(demoQuotaUsage.day, day)).run()

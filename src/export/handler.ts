@@ -10,7 +10,7 @@ import type { TicketQueries } from '../tickets/repository.ts'
 import { checkServedSelection } from '../tenant/served-rows.ts'
 import { acceptsGzip } from './accept-encoding.ts'
 import { createCsvExportStream } from './csv-stream.ts'
-import { noMetrics, type MetricsRecorder } from '../metrics/recorder.ts'
+import { noMetrics, type ExportProgress, type MetricsRecorder } from '../metrics/recorder.ts'
 import type { IdleTimeout } from '../http/idle-timeout.ts'
 
 export interface ExportDeps {
@@ -44,6 +44,8 @@ export function exportHandler(deps: ExportDeps) {
     // Before the first byte, in the rows' snapshot: a bad row must be a 503, not a broken file.
     snapshot.read((lease) => checkServedSelection(lease, select))
     const startedAt = performance.now()
+    // Made once the stream exists (below); a stream that fails before that was never counted.
+    let progress: ExportProgress | undefined
     let bodyEnded!: () => void
     const ended = new Promise<void>((resolve) => (bodyEnded = resolve))
     const csv = createCsvExportStream({
@@ -52,7 +54,7 @@ export function exportHandler(deps: ExportDeps) {
       demo: caller.demo,
       stallTimeoutMs: deps.stallTimeoutMs,
       // Counting a chunk's UTF-8 bytes is work of its own: only when metrics are on.
-      onChunk: metrics === noMetrics ? undefined : (rows, bytes) => metrics.exportWrote(rows, bytes),
+      onChunk: metrics === noMetrics ? undefined : (rows, bytes) => progress?.wrote(rows, bytes),
       onEnd: (outcome, stats) => {
         const fields = {
           requestId,
@@ -67,7 +69,7 @@ export function exportHandler(deps: ExportDeps) {
         deps.idleTimeout?.restore(request)
         if (outcome === 'failed') deps.logger.error('export_failed', { ...fields, error: String(stats.error) })
         else deps.logger.info('export_ended', fields)
-        metrics.exportEnded()
+        progress?.ended()
         bodyEnded()
       },
     })
@@ -77,7 +79,7 @@ export function exportHandler(deps: ExportDeps) {
     // Only now that the stream exists (it ends, and calls onEnd, whatever happens): the pipeline
     // counts the request in flight until then, so shutdown waits for running exports.
     context.bodyEnded = ended
-    metrics.exportStarted()
+    progress = metrics.exportStarted()
     const headers: Record<string, string> = {
       'Content-Type': 'text/csv; charset=utf-8',
       'Content-Disposition': `attachment; filename="${exportFileName(query.fromMs, query.toMs, caller.demo)}"`,

@@ -24,6 +24,8 @@ export interface ExportSlotLimits {
  * test/support/export-slots-suite.ts.
  */
 export interface ExportSlots {
+  /** Where the slots are kept (a LimitsBackend of src/limits/types.ts). */
+  readonly backend: string
   /**
    * Takes a slot for one export of `tokenId`, or rejects with 429 `too_many_exports` (an
    * ApiError, with `Retry-After`); a refused claim takes nothing. Any other rejection means the
@@ -35,6 +37,7 @@ export interface ExportSlots {
 
 /** The exports running in this process, per token and in all: the engine without `REDIS_URL`. */
 export class MemoryExportSlots implements ExportSlots {
+  readonly backend = 'memory'
   private readonly perToken = new Map<string, number>()
   private total = 0
 

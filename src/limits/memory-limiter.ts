@@ -12,6 +12,7 @@ import { SlidingWindowLog } from './sliding-window.ts'
  * step's length), and a step forward would empty it (a new window handed out early).
  */
 export class MemoryRateLimiter implements RateLimiter {
+  readonly backend = 'memory'
   readonly windowSeconds: number
   private readonly log: SlidingWindowLog
   private readonly clock: Clock

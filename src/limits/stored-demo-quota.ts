@@ -1,15 +1,20 @@
 import type { Clock } from '../clock.ts'
 import { isBusyError, type ControlStore } from '../control/store.ts'
+import { QuotaRetention } from './quota-retention.ts'
 import { DAY_MS, quotaState, utcDay } from './state.ts'
 import type { DemoQuota, QuotaState } from './types.ts'
 
 /**
  * The embedded default: counters in control.sqlite, so that they survive a restart and are
- * shared by every process on the same data directory. A day's counters are pruned once the day
- * is over (they can never be read again), on the first request of a later day.
+ * shared by every process on the same data directory. Old days' counters are pruned once
+ * QuotaRetention says no clock step can bring their day back.
  */
 export class StoredDemoQuota implements DemoQuota {
+  readonly backend = 'control.sqlite'
   private prunedBefore = ''
+  private readonly retention: QuotaRetention
+  /** Whether the last write failed: ping then checks that control.sqlite takes writes again. */
+  private failing = false
   /** The newest day counted on (here or, read once, by any process); undefined until read. */
   private latestDay: string | undefined
 
@@ -19,7 +24,9 @@ export class StoredDemoQuota implements DemoQuota {
     private readonly clock: Clock,
     /** How long to keep retrying while another process holds the write lock. */
     private readonly lockWaitMs = 10_000,
-  ) {}
+  ) {
+    this.retention = new QuotaRetention(() => clock.monotonic())
+  }
 
   /**
    * The increment is one atomic statement. When another process (the admin CLI, another server)
@@ -34,10 +41,15 @@ export class StoredDemoQuota implements DemoQuota {
     for (let attempt = 0; ; attempt++) {
       try {
         const { allowed, used } = this.store.consumeDemoQuota(organisationId, day, this.limit)
-        this.pruneBefore(day)
+        this.failing = false
+        this.retention.counted(day)
+        this.pruneBefore(this.retention.keptFrom(day))
         return quotaState(this.limit, used, allowed, now, day)
       } catch (error) {
-        if (!isBusyError(error) || this.clock.monotonic() > giveUpAt) throw error
+        if (!isBusyError(error) || this.clock.monotonic() > giveUpAt) {
+          this.failing = true
+          throw error
+        }
         await Bun.sleep(Math.min(5 * 2 ** attempt, 100))
       }
     }
@@ -66,7 +78,16 @@ export class StoredDemoQuota implements DemoQuota {
     return this.latestDay
   }
 
-  async ping(): Promise<void> {}
+  /**
+   * Resolves at once while writes succeed (a request finds out when they stop); after a failed
+   * one, only once a write commits again, so that the limits' probe never reports a store that
+   * still refuses writes as recovered.
+   */
+  async ping(): Promise<void> {
+    if (!this.failing) return
+    this.store.checkWritable()
+    this.failing = false
+  }
 
   async close(): Promise<void> {}
 

@@ -7,6 +7,12 @@
 import type { ExportSlots } from './export-slots.ts'
 
 /**
+ * Where an engine keeps its counts: an outage is logged, and its end found, per backend (the
+ * embedded window in memory never fails while the quota's control.sqlite may).
+ */
+export type LimitsBackend = 'memory' | 'control.sqlite' | 'redis'
+
+/**
  * The per-token minute window and the demo organisations' daily quota, as the gate uses them,
  * and the exports running at once (src/limits/export-slots.ts), all in one engine.
  */
@@ -47,6 +53,7 @@ export interface WindowDecision {
 }
 
 export interface RateLimiter {
+  readonly backend: LimitsBackend
   /** Length of the window in seconds (the `w` of the RateLimit-Policy header). */
   readonly windowSeconds: number
   /** Counts one request for `key` unless its window is full, in one atomic step. */
@@ -77,6 +84,7 @@ export interface QuotaState {
 }
 
 export interface DemoQuota {
+  readonly backend: LimitsBackend
   /** Counts one request for the organisation today unless the quota is used up. */
   consume(organisationId: string): Promise<QuotaState>
   /** Today's state without counting (for headers on answers that count nothing). */

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { ExportStalls } from './export-stalls.ts'
 import { LIMIT_REJECTIONS, OPERATIONS, type LimitRejection, type MetricsRecorder, type Operation } from './recorder.ts'
 import packageJson from '../../package.json' with { type: 'json' }
 
@@ -50,9 +51,20 @@ export function createServiceMetrics(): ServiceMetrics {
     registers,
   })
   const exportsInFlight = new Gauge({ name: 'queue_api_exports_in_flight', help: 'CSV exports streaming now.', registers })
+  const stalls = new ExportStalls()
+  new Gauge({
+    name: 'queue_api_export_stall_seconds',
+    help: 'Seconds since the running export that has gone longest without writing a row wrote one (or started); 0 when none runs.',
+    // Across workers, the worst export anywhere.
+    aggregator: 'max',
+    registers,
+    collect() {
+      this.set(stalls.longestSeconds())
+    },
+  })
   const rejections = new Counter({
     name: 'queue_api_limit_rejections_total',
-    help: 'Requests refused 429 by the limits, by reason (rate_limited, demo_quota_exceeded).',
+    help: 'Requests refused 429 by the limits, by reason (rate_limited, demo_quota_exceeded, too_many_exports).',
     labelNames: ['reason'] as const,
     registers,
   })
@@ -109,13 +121,17 @@ export function createServiceMetrics(): ServiceMetrics {
     },
     exportStarted() {
       exportsInFlight.inc()
-    },
-    exportWrote(rows: number, bytes: number) {
-      exportRows.inc(rows)
-      exportBytes.inc(bytes)
-    },
-    exportEnded() {
-      exportsInFlight.dec()
+      const running = stalls.started()
+      return {
+        wrote(rows: number, bytes: number) {
+          exportRows.inc(rows)
+          exportBytes.inc(bytes)
+          if (rows > 0) running.wroteRows()
+        },
+        ended() {
+          if (running.ended()) exportsInFlight.dec()
+        },
+      }
     },
     limitRejected(reason: LimitRejection) {
       rejectionsOf.get(reason)!.inc()

@@ -10,10 +10,10 @@ export type Operation = 'queues' | 'tickets' | 'export' | 'other'
 
 export const OPERATIONS: readonly Operation[] = ['queues', 'tickets', 'export', 'other']
 
-/** Why the limits refused a request (both answered 429). */
-export type LimitRejection = 'rate_limited' | 'demo_quota_exceeded'
+/** Why the limits refused a request (each answered 429). */
+export type LimitRejection = 'rate_limited' | 'demo_quota_exceeded' | 'too_many_exports'
 
-export const LIMIT_REJECTIONS: readonly LimitRejection[] = ['rate_limited', 'demo_quota_exceeded']
+export const LIMIT_REJECTIONS: readonly LimitRejection[] = ['rate_limited', 'demo_quota_exceeded', 'too_many_exports']
 
 const OPERATION_OF_PATH: Readonly<Record<string, Operation>> = {
   '/v1/queues': 'queues',
@@ -33,12 +33,8 @@ export interface MetricsRecorder {
    * (401, 402, 429, 404) count too.
    */
   requestAnswered(operation: Operation, status: number, seconds: number): void
-  /** An export's stream began. */
-  exportStarted(): void
-  /** An export wrote `rows` more rows, `bytes` more bytes of CSV (before compression): told per chunk, so a long export shows progress. */
-  exportWrote(rows: number, bytes: number): void
-  /** An export's stream ended in any way. */
-  exportEnded(): void
+  /** An export's stream began; what it writes and its end are told to the handle returned. */
+  exportStarted(): ExportProgress
   /** The limits refused a request. */
   limitRejected(reason: LimitRejection): void
   /** Whether the limits store answers: false while requests are refused because it does not (fail closed). */
@@ -51,12 +47,20 @@ export interface MetricsRecorder {
   observeTenantPool(openConnections: () => number): void
 }
 
+/** One running export, as the metrics follow it. */
+export interface ExportProgress {
+  /** It wrote `rows` more rows, `bytes` more bytes of CSV (before compression): told per chunk, so a long export shows progress. */
+  wrote(rows: number, bytes: number): void
+  /** Its stream ended in any way; later calls do nothing. */
+  ended(): void
+}
+
+const noProgress: ExportProgress = { wrote() {}, ended() {} }
+
 /** The recorder when metrics are off: every call does nothing. */
 export const noMetrics: MetricsRecorder = {
   requestAnswered() {},
-  exportStarted() {},
-  exportWrote() {},
-  exportEnded() {},
+  exportStarted: () => noProgress,
   limitRejected() {},
   limitsBackendUp() {},
   tenantOpened() {},

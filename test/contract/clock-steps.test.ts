@@ -90,6 +90,23 @@ describe('wall-clock steps and the demo day', () => {
     }
   })
 
+  test('50 used, the wall clock two days ahead, then put right: no fresh day (the day was not pruned while ahead)', async () => {
+    const clock = new ManualClock(Date.parse('2026-03-10T12:00:00.000Z'))
+    const server = await startServer({ demoDailyQuota: 50, rateLimitPerMinute: 1000 }, { clock })
+    try {
+      const { token } = server.organisation({ plan: 'demo' })
+      for (let i = 0; i < 50; i++) expect((await get(server, token)).status).toBe(200)
+      clock.jump(2 * 86_400_000)
+      expect((await get(server, token)).current).toContain('"day";r=49;')
+      clock.jump(-2 * 86_400_000)
+      const back = await get(server, token)
+      expect(back.status).toBe(429)
+      expect(back.current).toContain('"day";r=0;t=43200')
+    } finally {
+      await server.close()
+    }
+  })
+
   test('a day counted by a clock set days ahead is not followed once the clock is put right', async () => {
     const clock = new ManualClock(Date.parse('2026-03-10T12:00:00.000Z'))
     const data = tempDataDir()

@@ -5,7 +5,7 @@ import type { DemoQuota, RateLimiter } from '../../src/limits/types.ts'
 import { configWith } from '../../src/config/config.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { requestCounts, startMeteredServer, valueOf, type MeteredServer } from './support.ts'
-import { rawExchange } from '../support/raw-http.ts'
+import { RawHttpClient, eventually, rawExchange } from '../support/raw-http.ts'
 
 /**
  * The metrics count exactly what the service answered (docs/operations.md#metrics): a test makes
@@ -14,6 +14,7 @@ import { rawExchange } from '../support/raw-http.ts'
 const RATE_LIMIT = 6
 const DEMO_QUOTA = 3
 const RANGE = 'from=2026-03-01&to=2026-03-05'
+const EXPORT_RANGE = 'from=2026-01-01&to=2026-03-01'
 
 let server: MeteredServer
 const limitsDown = { on: false }
@@ -152,6 +153,51 @@ describe('exports', () => {
     const after = await server.scrape()
     expect(valueOf(after, 'queue_api_exports_in_flight')).toBe(0)
     expect(valueOf(after, 'queue_api_requests_total', { operation: 'export', status: '200' })).toBe(countedDuring + 1)
+  })
+})
+
+/** Polls an asynchronous condition (a scrape) until it holds, for at most 10 s. */
+async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await Bun.sleep(50)
+  }
+}
+
+describe('the stall gauge', () => {
+  test('a running export whose rows stopped shows its wait, whatever another export writes; none running: 0', async () => {
+    const { token } = server.seeded({ bulk: { count: 50_000, everySeconds: 30 } })
+    const stall = async () => valueOf(await server.scrape(), 'queue_api_export_stall_seconds')
+    expect(await stall()).toBe(0)
+    // A reader that takes nothing: the export writes until the socket pushes back, then waits.
+    const stuck = await RawHttpClient.get(server.base, `/v1/exports/tickets.csv?${EXPORT_RANGE}`, { Authorization: `Bearer ${token}` }, { paused: true })
+    try {
+      await until(async () => (await stall()) >= 1.5, 'the stuck export waiting 1.5 s')
+      // Another export writing every row meanwhile hides nothing.
+      const whole = await server.get(`/v1/exports/tickets.csv?${EXPORT_RANGE}`, token)
+      expect((await whole.text()).length).toBeGreaterThan(1_000_000)
+      expect(await stall()).toBeGreaterThanOrEqual(1.5)
+    } finally {
+      stuck.destroy()
+    }
+    await until(async () => (await stall()) === 0, 'no export running')
+  })
+})
+
+describe('exports refused', () => {
+  test('a token over EXPORTS_PER_TOKEN: counted as a limit rejection, too_many_exports', async () => {
+    const { token } = server.seeded({ bulk: { count: 50_000, everySeconds: 30 } })
+    const held = await Promise.all([1, 2].map(() => RawHttpClient.get(server.base, `/v1/exports/tickets.csv?${EXPORT_RANGE}`, { Authorization: `Bearer ${token}` }, { paused: true })))
+    try {
+      await eventually(() => server.app.pool.stats().leased === 2, 5000, 'two exports running')
+      const before = valueOf(await server.scrape(), 'queue_api_limit_rejections_total', { reason: 'too_many_exports' })
+      expect((await server.get(`/v1/exports/tickets.csv?${EXPORT_RANGE}`, token)).status).toBe(429)
+      const after = await server.scrape()
+      expect(valueOf(after, 'queue_api_limit_rejections_total', { reason: 'too_many_exports' })).toBe(before + 1)
+    } finally {
+      for (const client of held) client.destroy()
+    }
   })
 })
 

@@ -60,7 +60,7 @@ export interface MeteredServer extends TestServer {
  * The test app with metrics on, as a lone server runs it (src/metrics/setup.ts): the service's
  * registry fed by the app, the process metrics, and the metrics listener on a free loopback port.
  */
-export async function startMeteredServer(overrides: Partial<Config> = {}, options: { limits?: AppDeps['limits'] } = {}): Promise<MeteredServer> {
+export async function startMeteredServer(overrides: Partial<Config> = {}, options: { limits?: AppDeps['limits']; limitsProbeEveryMs?: number } = {}): Promise<MeteredServer> {
   const metrics = serverMetrics(configWith({ metricsPort: 0, metricsHost: '127.0.0.1' }), memoryLogger('debug'), undefined)
   const server = await startServer(overrides, { ...options, metrics: metrics.recorder })
   const listener = metrics.listen()!

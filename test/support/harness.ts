@@ -41,14 +41,22 @@ export interface TestServer {
 /** The real app on a real port (listen(0)) over real SQLite files in a temp directory. */
 export async function startServer(
   overrides: Partial<Config> = {},
-  options: { dataDir?: string; clock?: ManualClock; limits?: AppDeps['limits']; observers?: AppDeps['observers']; metrics?: AppDeps['metrics']; idleTimeoutSeconds?: number } = {},
+  options: {
+    dataDir?: string
+    clock?: ManualClock
+    limits?: AppDeps['limits']
+    observers?: AppDeps['observers']
+    metrics?: AppDeps['metrics']
+    limitsProbeEveryMs?: number
+    idleTimeoutSeconds?: number
+  } = {},
 ): Promise<TestServer> {
   const temp = options.dataDir ? null : tempDataDir()
   const dataDir = options.dataDir ?? temp!.dir
   const clock = options.clock ?? new ManualClock()
   const logger = memoryLogger('debug')
   const config = configWith({ dataDir, host: '127.0.0.1', port: 0, ...overrides })
-  const app = createApp({ config, logger, clock, limits: options.limits, observers: options.observers, metrics: options.metrics })
+  const app = createApp({ config, logger, clock, limits: options.limits, observers: options.observers, metrics: options.metrics, limitsProbeEveryMs: options.limitsProbeEveryMs })
   const server = app.listen(0, { idleTimeoutSeconds: options.idleTimeoutSeconds })
   const base = `http://127.0.0.1:${server.port}`
   let counter = 0

@@ -32,12 +32,16 @@ function storeWithOrganisations(dir: string) {
   return { store, idOf }
 }
 
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+
 quotaSuite('StoredDemoQuota', {
   create: async ({ limit }) => {
     // A data directory of its own per quota, so that counts of one test do not reach the next.
     const { store, idOf } = storeWithOrganisations(`${temp.dir}/${++stores}`)
     const quota = new StoredDemoQuota(store, limit, clock)
     return {
+      backend: quota.backend,
       consume: (name) => quota.consume(idOf(name)),
       peek: (name) => quota.peek(idOf(name)),
       ping: () => quota.ping(),
@@ -47,17 +51,46 @@ quotaSuite('StoredDemoQuota', {
 })
 
 describe('StoredDemoQuota', () => {
-  test("a day's counters are pruned on the first request of a later day", async () => {
+  test("a day's counters are pruned once a later day has been counted on for a day of the process's own time", async () => {
     const { store, idOf } = storeWithOrganisations(`${temp.dir}/prune`)
     const dayClock = new ManualClock(Date.parse('2026-03-10T23:59:59.000Z'))
     const quota = new StoredDemoQuota(store, 5, dayClock)
+    const days = () => (store.db.query('SELECT day FROM demo_quota_usage ORDER BY day, organisation_id').all() as { day: string }[]).map((row) => row.day)
     await quota.consume(idOf('a'))
     await quota.consume(idOf('b'))
-    const rows = () => store.db.query('SELECT organisation_id, day, count FROM demo_quota_usage ORDER BY day, organisation_id').all()
-    expect(rows()).toHaveLength(2)
     dayClock.advance(2000)
     expect(await quota.consume(idOf('a'))).toMatchObject({ allowed: true, remaining: 4, resetAt: '2026-03-12T00:00:00.000Z' })
-    expect(rows()).toEqual([{ organisation_id: idOf('a'), day: '2026-03-11', count: 1 }])
+    dayClock.advance(12 * HOUR)
+    await quota.consume(idOf('a'))
+    expect(days()).toEqual(['2026-03-10', '2026-03-10', '2026-03-11'])
+    // 10 March was last counted on 25 hours ago (of monotonic time): pruned; 11 March is kept.
+    dayClock.advance(13 * HOUR)
+    await quota.consume(idOf('a'))
+    expect(days()).toEqual(['2026-03-11', '2026-03-12'])
+    store.close()
+  })
+
+  test('a day used up survives a step of the wall clock ahead and back, of any size, and a restart during it', async () => {
+    const dir = `${temp.dir}/steps`
+    const { store, idOf } = storeWithOrganisations(dir)
+    const stepClock = new ManualClock(Date.parse('2026-03-08T12:00:00.000Z'))
+    stepClock.advance(2 * DAY) // the process has run two days: only its own memory keeps the day
+    const quota = new StoredDemoQuota(store, 3, stepClock)
+    const org = idOf('org')
+    for (let i = 0; i < 3; i++) expect((await quota.consume(org)).allowed).toBe(true)
+    for (const step of [2 * DAY, 400 * DAY]) {
+      stepClock.jump(step)
+      expect(await quota.consume(org)).toMatchObject({ allowed: true, remaining: 2 }) // the day the wall clock says
+      stepClock.jump(-step)
+      expect(await quota.consume(org)).toMatchObject({ allowed: false, remaining: 0, resetAt: '2026-03-11T00:00:00.000Z' })
+    }
+    // Restarted while the wall clock is two days ahead: the new process keeps what it cannot judge.
+    stepClock.jump(2 * DAY)
+    const restarted = new StoredDemoQuota(store, 3, new ManualClock(stepClock.now()))
+    expect((await restarted.consume(org)).allowed).toBe(true)
+    stepClock.jump(-2 * DAY)
+    const putRight = new StoredDemoQuota(store, 3, new ManualClock(stepClock.now()))
+    expect((await putRight.consume(org)).allowed).toBe(false)
     store.close()
   })
 

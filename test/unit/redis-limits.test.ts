@@ -115,7 +115,7 @@ describe.skipIf(!available)('Redis limits', () => {
     await limiter.close()
   })
 
-  test("the demo quota: one counter per organisation per UTC day of Redis's clock, expiring at the day's end", async () => {
+  test("the demo quota: one counter per organisation per UTC day of Redis's clock, kept 31 days after the day's end", async () => {
     const prefix = freshPrefix()
     const quota = new RedisDemoQuota(connect(), { limit: 2, keyPrefix: prefix })
     const state = await quota.consume('org_1')
@@ -123,7 +123,8 @@ describe.skipIf(!available)('Redis limits', () => {
     const day = Math.floor(seconds / 86_400)
     const key = `${prefix}quota:org_1:${day}`
     expect(redis.cli('GET', key)).toBe('1')
-    expect(Number(redis.cli('EXPIRETIME', key))).toBe((day + 1) * 86_400)
+    // Redis's clock stepped ahead by up to 31 days and put right finds the day's count again.
+    expect(Number(redis.cli('EXPIRETIME', key))).toBe((day + 32) * 86_400)
     expect(state.resetAt).toBe(new Date((day + 1) * 86_400_000).toISOString())
     await quota.consume('org_1')
     expect((await quota.consume('org_1')).allowed).toBe(false)

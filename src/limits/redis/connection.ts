@@ -1,5 +1,6 @@
 import { RedisClient } from 'bun'
 import { systemClock, type Clock } from '../../clock.ts'
+import { loginFailure } from './login-check.ts'
 
 /** A deadline no script reaches: the year 287,000 in milliseconds, exact as a Lua double. */
 const NO_DEADLINE = 9_000_000_000_000_000
@@ -48,7 +49,17 @@ export interface RedisScript {
   readonly sha: string
 }
 
-export function redisScript(source: string): RedisScript {
+/**
+ * The shebang of every script: Redis 7's declaration of a script that writes (no `no-writes`,
+ * no `allow-oom`). Redis then refuses the whole script with OOM before it runs when memory is
+ * over `maxmemory`; a script without it is checked only at its first write command, and ours
+ * begin with one that frees memory (ZREMRANGEBYSCORE), after which every write is let through.
+ */
+const WRITING_SCRIPT = '#!lua\n'
+
+/** A script that writes (see WRITING_SCRIPT); `body` is its Lua code. */
+export function redisScript(body: string): RedisScript {
+  const source = WRITING_SCRIPT + body
   return { source, sha: new Bun.CryptoHasher('sha1').update(source).digest('hex') }
 }
 
@@ -165,9 +176,11 @@ export class RedisConnection {
       await bounded(client.connect(), this.connectTimeoutMs, 'connect')
     } catch (error) {
       client.close()
+      // A refused login closes the connection too: say so when that is why.
+      const login = (error as { code?: string }).code === 'ERR_REDIS_CONNECTION_CLOSED' ? await loginFailure(this.url, this.connectTimeoutMs) : undefined
       this.failedUntil = this.clock.monotonic() + this.retryDelayMs
       // The client's message never holds the URL (it may carry a password); keep only the message.
-      this.lastFailure = new RedisUnavailableError(`cannot connect to Redis: ${(error as Error).message}`)
+      this.lastFailure = new RedisUnavailableError(login ? `cannot log in to Redis: ${login}` : `cannot connect to Redis: ${(error as Error).message}`)
       throw this.lastFailure
     }
     let offset: number

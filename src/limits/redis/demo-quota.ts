@@ -1,7 +1,7 @@
 import { quotaState } from '../state.ts'
 import type { DemoQuota, QuotaState } from '../types.ts'
 import { DEFAULT_KEY_PREFIX, type ScriptRunner } from './connection.ts'
-import { QUOTA_SCRIPT } from './scripts.ts'
+import { PROBE_SCRIPT, QUOTA_SCRIPT } from './scripts.ts'
 
 /**
  * The demo quota in Redis: one counter per organisation per UTC day (the day by Redis's clock),
@@ -10,6 +10,7 @@ import { QUOTA_SCRIPT } from './scripts.ts'
  * for nothing. Every call may throw: the gate answers 503.
  */
 export class RedisDemoQuota implements DemoQuota {
+  readonly backend = 'redis'
   private readonly keyPrefix: string
 
   constructor(
@@ -27,8 +28,9 @@ export class RedisDemoQuota implements DemoQuota {
     return this.call('peek', organisationId)
   }
 
+  /** Resolves when Redis runs the limits' scripts (see PROBE_SCRIPT). */
   async ping(): Promise<void> {
-    await this.redis.ping()
+    await this.redis.run(PROBE_SCRIPT, [], [])
   }
 
   async close(): Promise<void> {

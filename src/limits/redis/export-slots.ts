@@ -22,6 +22,7 @@ export interface RedisExportSlotsOptions extends ExportSlotLimits {
  * expire within `holdMs`.
  */
 export class RedisExportSlots implements ExportSlots {
+  readonly backend = 'redis'
   private readonly keyPrefix: string
   private readonly holdMs: number
   private readonly refreshEveryMs: number

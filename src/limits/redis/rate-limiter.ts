@@ -2,7 +2,7 @@ import { countedDecision, describeWindow } from '../state.ts'
 import { memberIds } from './member-ids.ts'
 import type { RateLimiter, WindowDecision, WindowState } from '../types.ts'
 import { DEFAULT_KEY_PREFIX, type ScriptRunner } from './connection.ts'
-import { WINDOW_SCRIPT } from './scripts.ts'
+import { PROBE_SCRIPT, WINDOW_SCRIPT } from './scripts.ts'
 
 export interface RedisRateLimiterOptions {
   limit: number
@@ -19,6 +19,7 @@ export interface RedisRateLimiterOptions {
  * Every call may throw (Redis unreachable, slow or failing): the gate answers 503.
  */
 export class RedisRateLimiter implements RateLimiter {
+  readonly backend = 'redis'
   readonly windowSeconds: number
   private readonly limit: number
   private readonly windowMs: number
@@ -47,8 +48,9 @@ export class RedisRateLimiter implements RateLimiter {
     return (await this.call('peek', key, ''))[1]
   }
 
+  /** Resolves when Redis runs the limits' scripts (see PROBE_SCRIPT). */
   async ping(): Promise<void> {
-    await this.redis.ping()
+    await this.redis.run(PROBE_SCRIPT, [], [])
   }
 
   async close(): Promise<void> {

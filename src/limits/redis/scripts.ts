@@ -21,6 +21,13 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if now > tonumber(ARGV[2]) then return {ARGV[1], 'late'} end`
 
 /**
+ * The readiness check: answers with the nonce and changes nothing, but is declared like every
+ * other script, so Redis refuses it when it would refuse them (out of memory), where PING
+ * would still answer. Returns {nonce}.
+ */
+export const PROBE_SCRIPT = redisScript(`return {ARGV[1]}`)
+
+/**
  * The sliding window of one token: a sorted set in KEYS[1], one member per counted request
  * (unique per request, so that two requests in the same millisecond are two entries and a
  * release removes exactly its own), scored by the request's time.
@@ -53,7 +60,9 @@ return {ARGV[1], counted, count, now, newest, blocking}
 
 /**
  * The demo quota of one organisation: a counter per UTC day, KEYS[1] .. ':' .. the day's number
- * since 1970 (from Redis's clock), expiring at the end of its day.
+ * since 1970 (from Redis's clock), expiring 31 days after its day ends. Not at its end: Redis
+ * expires keys by its wall clock, so a clock stepped a few days ahead would drop the real day's
+ * counter, and putting it right would hand that day out again.
  * ARGV: nonce, deadline, mode (consume | peek), limit.
  * `consume` increments, and takes the increment back when it went over the limit (a request
  * the quota refuses consumes nothing); the script is atomic, so concurrent bursts of any number
@@ -69,7 +78,7 @@ if ARGV[3] == 'peek' then
   return {ARGV[1], used < limit and 1 or 0, used, now}
 end
 local used = redis.call('INCR', key)
-if used == 1 then redis.call('EXPIREAT', key, (day + 1) * 86400) end
+if used == 1 then redis.call('EXPIREAT', key, (day + 32) * 86400) end
 if used > limit then
   redis.call('DECR', key)
   return {ARGV[1], 0, used - 1, now}

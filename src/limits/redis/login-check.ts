@@ -1,0 +1,56 @@
+/**
+ * Why Redis closed a new connection, when it was the login. Bun's client logs in during its
+ * handshake (HELLO with AUTH) and reports a refused login as "Connection closed", the same as
+ * a server that went away; an operator with a wrong password needs to read "authentication".
+ * So after such a failure one more connection asks Redis itself: `AUTH` with the URL's
+ * credentials (or `PING` when it has none) and reads the first reply. The answer names Redis's
+ * error code, never the password or anything else of the URL.
+ */
+
+/** One RESP command as bytes. */
+function command(parts: string[]): string {
+  return `*${parts.length}\r\n${parts.map((part) => `$${Buffer.byteLength(part)}\r\n${part}\r\n`).join('')}`
+}
+
+/** What each reply means for the login; undefined when the login is not the reason. */
+function explain(reply: string, hasPassword: boolean): string | undefined {
+  if (reply.startsWith('-WRONGPASS')) return 'authentication failed: Redis refused the user name or password of REDIS_URL (WRONGPASS)'
+  if (reply.startsWith('-NOAUTH')) return 'authentication required: Redis asks for a password and REDIS_URL gives none (NOAUTH)'
+  if (hasPassword && reply.startsWith('-ERR AUTH')) return 'authentication failed: REDIS_URL gives a password but Redis has none configured (ERR AUTH)'
+  return undefined
+}
+
+/**
+ * Connects to the Redis of `url` once more and says whether a refused login explains a closed
+ * connection; undefined when it does not (or the check itself could not be made).
+ */
+export async function loginFailure(url: string, timeoutMs: number): Promise<string | undefined> {
+  const parsed = new URL(url)
+  const user = decodeURIComponent(parsed.username)
+  const password = decodeURIComponent(parsed.password)
+  const ask = password ? command(['AUTH', ...(user ? [user] : []), password]) : command(['PING'])
+  let answer!: (reply: string) => void
+  const replied = new Promise<string>((resolve) => (answer = resolve))
+  const timer = setTimeout(() => answer(''), timeoutMs)
+  try {
+    const socket = await Bun.connect({
+      hostname: parsed.hostname.replace(/^\[|\]$/g, ''),
+      port: Number(parsed.port || 6379),
+      tls: parsed.protocol === 'rediss:',
+      socket: {
+        data: (_socket, data) => answer(data.toString('latin1')),
+        close: () => answer(''),
+        error: () => answer(''),
+        connectError: () => answer(''),
+      },
+    })
+    socket.write(ask)
+    const reply = await replied
+    socket.end()
+    return explain(reply, password !== '')
+  } catch {
+    return undefined
+  } finally {
+    clearTimeout(timer)
+  }
+}
