@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { MemoryExportSlots } from '../../src/limits/export-slots.ts'
 import { MemoryRateLimiter } from '../../src/limits/memory-limiter.ts'
 import { StoredDemoQuota } from '../../src/limits/stored-demo-quota.ts'
+import { systemClock } from '../../src/clock.ts'
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
 import { startMeteredServer, valueOf, type MeteredServer } from './support.ts'
 
@@ -60,11 +61,11 @@ describe('control.sqlite refusing writes (another process holds its write lock)'
     server = await startMeteredServer(
       {},
       {
-        limitsProbeEveryMs: PROBE_MS,
+        // The real embedded limits; the quota gives up on a held lock after 200 ms of real time (the server's clock is a manual one that this test does not move).
         // The real embedded limits; the quota gives up on a held lock after 200 ms instead of 10 s.
         limits: (store, clock) => ({
           limiter: new MemoryRateLimiter({ limit: 1000, clock }),
-          quota: new StoredDemoQuota(store, 50, clock, 200),
+          quota: new StoredDemoQuota(store, 50, systemClock, 200),
           exportSlots: new MemoryExportSlots({ perToken: 2, max: 32 }),
         }),
       },
