@@ -3,6 +3,8 @@ import { SQL } from 'bun'
 import { join } from 'node:path'
 import { postgresAvailable, startPostgres, type PostgresServer } from '../support/postgres-server.ts'
 import { DAY, startSync, sync, syncTargetSuite, tenantServer, tenantTickets, type Tenant } from '../support/sync-target-suite.ts'
+import { openTenant } from '../support/harness.ts'
+import { writeTickets } from '../support/fixtures.ts'
 import { eventually } from '../support/raw-http.ts'
 import { runLockKey } from '../../src/sync/postgres-target.ts'
 
@@ -63,11 +65,22 @@ describe.skipIf(!available)('PostgreSQL target', () => {
           data_type: string
         }[]).map((c) => [c.column_name, c.data_type]),
       ),
+    comments: async (into) => {
+      const rows = (await reader().unsafe(
+        `SELECT c.relname AS name, obj_description(c.oid, 'pg_class') AS comment FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = $1 AND c.relkind IN ('r', 'v')
+         UNION ALL
+         SELECT c.relname || '.' || a.attname, col_description(c.oid, a.attnum) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+           JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'v') AND a.attnum > 0 AND NOT a.attisdropped`,
+        [schemaOf(into)],
+      )) as { name: string; comment: string | null }[]
+      return Object.fromEntries(rows.map((row) => [row.name, row.comment]))
+    },
     expectedTicketTypes: {
       id: 'text', number: 'integer', queue_id: 'text', location_id: 'text', status: 'text',
       created_at: 'timestamp with time zone', called_at: 'timestamp with time zone', completed_at: 'timestamp with time zone',
       cancelled_at: 'timestamp with time zone', skipped_at: 'timestamp with time zone', no_show_at: 'timestamp with time zone',
-      called_by_device_session_id: 'text',
+      called_by_device_session_id: 'text', _synced_at: 'timestamp with time zone',
     },
   })
 
@@ -87,6 +100,98 @@ describe.skipIf(!available)('PostgreSQL target', () => {
         await tenant.server.close()
       }
     })
+  })
+
+  describe('PostgreSQL: a mirror for BI tools', () => {
+    let tenant: Tenant
+    beforeAll(async () => {
+      tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
+    })
+    afterAll(() => tenant.server.close())
+    const since = () => new Date(Date.now() - 5 * DAY).toISOString()
+
+    test('indexes for time ranges and per queue or location; last_run is a JSON object', async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'indexed', '--since', since()])).status).toBe(0)
+      const indexes = server.psql('warehouse', "SELECT string_agg(indexdef, E'\\n' ORDER BY indexname) FROM pg_indexes WHERE schemaname = 'indexed' AND tablename = 'tickets'")
+      expect(indexes).toContain('ON indexed.tickets USING btree (created_at)')
+      expect(indexes).toContain('ON indexed.tickets USING btree (queue_id, created_at)')
+      expect(indexes).toContain('ON indexed.tickets USING btree (location_id, created_at)')
+      expect(server.psql('warehouse', 'SELECT jsonb_typeof(last_run) FROM indexed._sync_state')).toBe('object')
+      // A BI reader inside a long transaction (REPEATABLE READ, as a dashboard's export holds
+      // it) does not hold a later run up: the mirror's shape is current, so no DDL is run.
+      const pool = new SQL(databaseUrl, { max: 1 })
+      const bi = await pool.reserve()
+      try {
+        await bi.unsafe('BEGIN ISOLATION LEVEL REPEATABLE READ')
+        await bi.unsafe('SELECT count(*) FROM indexed.ticket_details')
+        const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'indexed', '--timeout', '2'])
+        expect(run.stderr).toStartWith('mirror current')
+        expect(run.status).toBe(0)
+        await bi.unsafe('COMMIT')
+      } finally {
+        bi.release()
+        await pool.close()
+      }
+    })
+
+    test('a mirror made by the previous release (no _synced_at, last_run a JSON string) is brought up to date', async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'previous', '--since', since()])).status).toBe(0)
+      server.psql('warehouse', `DROP VIEW previous.ticket_details; ALTER TABLE previous.tickets DROP COLUMN _synced_at;
+        UPDATE previous._sync_state SET last_run = to_jsonb(last_run::text)`)
+      const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'previous', '--json'])
+      expect(run.status).toBe(0)
+      expect(server.psql('warehouse', 'SELECT jsonb_typeof(last_run) FROM previous._sync_state')).toBe('object')
+      expect(server.psql('warehouse', 'SELECT count(*) = count(_synced_at) FROM previous.ticket_details')).toBe('t')
+    })
+
+    test('--grant ROLE: the role reads the schema, tables made later included, before and after a reconcile; an unknown role is exit 2', async () => {
+      server.psql('postgres', 'CREATE ROLE bi_reader LOGIN')
+      const asReader = new SQL(databaseUrl.replace('postgres@', 'bi_reader@'), { max: 1 })
+      try {
+        expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'granted', '--since', since(), '--grant', 'bi_reader'])).status).toBe(0)
+        const read = async () => (await asReader.unsafe('SELECT count(*)::int AS n FROM granted.ticket_details WHERE queue_name IS NOT NULL')) as { n: number }[]
+        expect((await read())[0]!.n).toBeGreaterThan(0)
+        // A view dropped and made again by a later run (without --grant) is readable too: default privileges.
+        server.psql('warehouse', 'DROP VIEW granted.ticket_details')
+        expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'granted', '--reconcile'])).status).toBe(0)
+        expect((await read())[0]!.n).toBeGreaterThan(0)
+        await expect(asReader.unsafe('DELETE FROM granted.tickets')).rejects.toThrow('permission denied')
+      } finally {
+        await asReader.close()
+      }
+      const unknown = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'granted', '--grant', 'nobody_here'])
+      expect(unknown.status).toBe(2)
+      expect(unknown.stderr).toContain('--grant nobody_here: there is no such role')
+    })
+
+    test('a lock held by another session past --timeout: exit 1 naming its backend, nothing of the window kept, the run lock released', async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'locked', '--since', since()])).status).toBe(0)
+      const writer = openTenant(tenant.server.dataDir, tenant.orgId)
+      writeTickets(writer, [{ id: 'pg-locked-new', number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() }])
+      writer.close()
+      const pool = new SQL(databaseUrl, { max: 1 })
+      const holder = await pool.reserve()
+      try {
+        const [{ pid }] = (await holder.unsafe('SELECT pg_backend_pid() AS pid')) as [{ pid: number }]
+        await holder.unsafe('BEGIN')
+        await holder.unsafe('LOCK TABLE locked.tickets IN SHARE MODE')
+        const started = Date.now()
+        const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'locked', '--timeout', '1', '--json'])
+        expect(run.status).toBe(1)
+        expect(Date.now() - started).toBeLessThan(15_000)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain(`held for longer than --timeout (1 s) by PostgreSQL backend ${pid}`)
+        expect(JSON.parse(run.stdout)).toMatchObject({ error: 'timeout' })
+        await holder.unsafe('ROLLBACK')
+      } finally {
+        holder.release()
+        await pool.close()
+      }
+      expect(server.psql('warehouse', "SELECT count(*) FROM locked.tickets WHERE id = 'pg-locked-new'")).toBe('0')
+      const after = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'locked', '--json'])
+      expect(after.status).toBe(0)
+      expect(server.psql('warehouse', "SELECT count(*) FROM locked.tickets WHERE id = 'pg-locked-new'")).toBe('1')
+    }, 60_000)
   })
 
   describe('PostgreSQL: docs/loading.md followed', () => {
@@ -132,11 +237,12 @@ describe.skipIf(!available)('PostgreSQL target', () => {
 
   describe('PostgreSQL: a reader during a sync', () => {
     test('a second connection querying all along never sees an error nor half a window', async () => {
-      // Three requests a minute: the run loads two windows, then waits for the minute window,
-      // where the reader sees the first two windows committed; then it is stopped and run again.
-      const limited = await tenantServer({ rateLimitPerMinute: 3 })
+      // Four requests a minute: the run loads three windows, then waits for the minute window,
+      // where the reader sees them committed; then it is stopped and run again (four requests:
+      // the token's check, /v1/queues, the last window, the changes).
+      const limited = await tenantServer({ rateLimitPerMinute: 4 })
       const schema = 'during'
-      const since = Date.now() - 199 * DAY
+      const since = Date.now() - 280 * DAY
       const seen: { rows: number; loadedUntil: number | null }[] = []
       const errors: unknown[] = []
       let polling = true
@@ -187,8 +293,8 @@ describe.skipIf(!available)('PostgreSQL target', () => {
           else expect(observation.rows).toBe(countBefore(observation.loadedUntil))
           states.add(String(observation.loadedUntil))
         }
-        // The reader saw the run part-way (two windows) and at its end.
-        expect(states.has(String(since + 180 * DAY))).toBe(true)
+        // The reader saw the run part-way (three windows) and at its end.
+        expect(states.has(String(since + 270 * DAY))).toBe(true)
       } finally {
         await limited.server.close()
       }
