@@ -9,7 +9,7 @@ import { writeTickets } from '../support/fixtures.ts'
 import { DAY, startSync, sync, tenantServer, type Tenant } from '../support/sync-target-suite.ts'
 import { eventually } from '../support/raw-http.ts'
 import { DuckDbTarget } from '../../src/sync/duckdb-target.ts'
-import { runSync } from '../../src/sync/sync.ts'
+import { runSync, type SyncProgress } from '../../src/sync/sync.ts'
 import { Client } from '../../src/client/index.ts'
 
 /**
@@ -112,6 +112,29 @@ describe('sync: tickets created while a run goes on', () => {
     expect(right.stderr).toBe('')
     expect(JSON.parse(right.stdout)).toMatchObject({ firstRun: true })
   }, 30_000)
+})
+
+describe('sync: progress', () => {
+  test('a reconcile that changes nothing still shows the rows it reads, and a rate', async () => {
+    const file = join(temp.dir, 'progress.duckdb')
+    const since = Date.now() - 150 * DAY
+    const run = async (reconcile: boolean) => {
+      const target = await DuckDbTarget.open(file)
+      const seen: SyncProgress[] = []
+      try {
+        await runSync({ client: new Client({ baseUrl: tenant.server.base, token: tenant.token }), target, baseUrl: tenant.server.base, since, now: Date.now(), reconcile, onProgress: (p) => seen.push(p) })
+      } finally {
+        await target.close()
+      }
+      return seen
+    }
+    await run(false)
+    const seen = await run(true)
+    const last = seen.filter((p) => p.phase === 'reconcile').at(-1)!
+    const [{ n }] = (await queryDuckDb(file, 'SELECT count(*) AS n FROM tickets')) as [{ n: string }]
+    expect(last.rows).toBe(Number(n))
+    expect(last.windowsDone).toBe(last.windowsTotal)
+  })
 })
 
 describe('sync: wrong input and failures', () => {
