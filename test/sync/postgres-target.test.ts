@@ -195,16 +195,20 @@ describe.skipIf(!available)('PostgreSQL target', () => {
   })
 
   describe('PostgreSQL: docs/loading.md followed', () => {
-    test('its sync command loads the database; its read-only user runs its first query', async () => {
+    test('its read-only user, its sync command with --grant, and that user\'s first query', async () => {
       const docs = await Bun.file(join(import.meta.dir, '..', '..', 'docs', 'loading.md')).text()
-      const command = /\n(npm run -s sync -- --url http:\/\/127\.0\.0\.1:3000 --into postgresql:\/\/\S+)\n/.exec(docs)![1]!
+      const command = /\n(npm run -s sync -- --url http:\/\/127\.0\.0\.1:3000 --into postgresql:\/\/[^\n]+)\n/.exec(docs)![1]!
       const [documentedUrl] = /postgresql:\/\/\S+/.exec(command)!
+      const blocks = [...docs.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!)
+      const role = blocks.find((block) => block.startsWith('CREATE ROLE bi'))
+      const query = blocks.find((block) => block.includes('median_wait_minutes'))
       const tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
       try {
         // The documented database, on this test's cluster: the same user and database names.
         const { pathname, username } = new URL(documentedUrl)
         server.psql('postgres', `CREATE ROLE ${username} LOGIN`)
         server.psql('postgres', `CREATE DATABASE ${pathname.slice(1)} OWNER ${username}`)
+        server.psql('postgres', role!)
         const url = documentedUrl.replace(/@[^/]+\//, `@127.0.0.1:${server.port}/`)
         // Asynchronously: the server answering it runs in this process.
         const run = Bun.spawn(['bash', '-c', command.replace('http://127.0.0.1:3000', tenant.server.base).replace(documentedUrl, url)], {
@@ -215,15 +219,17 @@ describe.skipIf(!available)('PostgreSQL target', () => {
         expect(await new Response(run.stderr).text()).toStartWith('mirror current up to')
         expect(await run.exited).toBe(0)
 
-        const blocks = [...docs.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!)
-        const grants = blocks.find((block) => block.startsWith('CREATE ROLE bi'))
-        const query = blocks.find((block) => block.includes('median_wait_minutes'))
-        server.psql(pathname.slice(1), grants!)
         const bi = new SQL(url.replace(`${username}@`, 'bi:change-me@'), { max: 1 })
         try {
-          const rows = (await bi.unsafe(query!)) as { queue: string; day: unknown; median_wait_minutes: string }[]
+          const rows = (await bi.unsafe(query!)) as { location: string; queue: string; day: unknown; median_wait_minutes: string }[]
           expect(rows.length).toBeGreaterThan(0)
-          expect(rows.find((row) => row.queue === 'Payments')).toMatchObject({ median_wait_minutes: '0.5' })
+          expect(rows.find((row) => row.queue === 'Payments')).toMatchObject({ location: expect.any(String), median_wait_minutes: '0.5' })
+          // Its days are UTC's whatever the session's time zone.
+          const elsewhere = await bi.begin(async (tx) => {
+            await tx.unsafe("SET LOCAL TIME ZONE 'Pacific/Auckland'")
+            return tx.unsafe(query!)
+          })
+          expect([...elsewhere]).toEqual([...rows])
           // Read-only: the BI user cannot write the mirror.
           await expect(bi.unsafe(`DELETE FROM tickets`)).rejects.toThrow('permission denied')
         } finally {
