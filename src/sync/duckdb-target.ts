@@ -264,6 +264,9 @@ export class DuckDbTarget implements SyncTarget {
     return count
   }
 
+  /** Nothing to build: DuckDB's zone maps serve time-range reads without an index (and an ART index would have to fit in memory). */
+  async completeRun(): Promise<void> {}
+
   abandon(): void {
     rmSync(this.scratch, { recursive: true, force: true })
   }

@@ -185,6 +185,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
 
   summary.loadedUntil = iso(state.loadedUntil)
   summary.changesToken = state.changesToken
+  await target.completeRun()
   await target.saveState({ ...state, lastRun: { at: iso(now), ...summary, changesToken: undefined } })
   return summary
 }

@@ -28,6 +28,8 @@ export interface SyncTarget {
   loadWindow(load: WindowLoad): Promise<RowCount>
   /** Saves the state alone (the run's summary at its end). */
   saveState(state: SyncState): Promise<void>
+  /** The run's rows are all in: builds what is cheaper to build once than to keep up row by row (PostgreSQL's indexes). */
+  completeRun(): Promise<void>
   /** Removes its temporary files at once, without waiting: the process is ending on a signal. */
   abandon(): void
   close(): Promise<void>
