@@ -164,6 +164,55 @@ describe.skipIf(!available)('PostgreSQL target', () => {
       expect(unknown.stderr).toContain('--grant nobody_here: there is no such role')
     })
 
+    test('an API that stalls in the middle of an export: exit 1 after --timeout, the COPY rolled back, the run lock released', async () => {
+      // A front for the server that, once told to, sends an export's headers and first chunk and
+      // then nothing more, as a stopped server process does.
+      let stall = false
+      const front = Bun.serve({
+        port: 0,
+        hostname: '127.0.0.1',
+        async fetch(request) {
+          const url = new URL(request.url)
+          const upstream = await fetch(`${tenant.server.base}${url.pathname}${url.search}`, { headers: request.headers })
+          const headers = new Headers(upstream.headers)
+          headers.delete('content-encoding')
+          headers.delete('content-length')
+          if (!stall || !url.pathname.endsWith('.csv')) return new Response(await upstream.arrayBuffer(), { status: upstream.status, headers })
+          const reader = upstream.body!.getReader()
+          let sent = false
+          const body = new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              if (sent) return new Promise<void>(() => undefined)
+              sent = true
+              controller.enqueue((await reader.read()).value!)
+            },
+          })
+          return new Response(body, { status: upstream.status, headers })
+        },
+      })
+      const base = `http://127.0.0.1:${front.port}`
+      try {
+        expect((await sync(tenant, ['--url', base, '--into', databaseUrl, '--schema', 'stalled', '--since', since()])).status).toBe(0)
+        const writer = openTenant(tenant.server.dataDir, tenant.orgId)
+        writeTickets(writer, [{ id: 'pg-stalled-new', number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() }])
+        writer.close()
+        stall = true
+        const started = Date.now()
+        const run = await sync(tenant, ['--url', base, '--into', databaseUrl, '--schema', 'stalled', '--timeout', '2'])
+        expect(run.status).toBe(1)
+        expect(Date.now() - started).toBeLessThan(20_000)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain(`no byte from ${base} for 2 s (--timeout)`)
+        expect(server.psql('warehouse', "SELECT count(*) FROM stalled.tickets WHERE id = 'pg-stalled-new'")).toBe('0')
+        stall = false
+        const after = await sync(tenant, ['--url', base, '--into', databaseUrl, '--schema', 'stalled', '--timeout', '2'])
+        expect(after.status).toBe(0)
+        expect(server.psql('warehouse', "SELECT count(*) FROM stalled.tickets WHERE id = 'pg-stalled-new'")).toBe('1')
+      } finally {
+        front.stop(true)
+      }
+    }, 60_000)
+
     test('a lock held by another session past --timeout: exit 1 naming its backend, nothing of the window kept, the run lock released', async () => {
       expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'locked', '--since', since()])).status).toBe(0)
       const writer = openTenant(tenant.server.dataDir, tenant.orgId)
