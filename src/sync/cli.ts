@@ -70,7 +70,6 @@ interface SyncCommandOptions {
 /** What a failure is, as `--json` prints it (`{"error": kind, "message": line}`). */
 type FailureKind = 'usage' | 'busy' | 'timeout' | 'failure'
 
-
 /** `sync`: mirrors one organisation into a DuckDB file or PostgreSQL (docs/loading.md#sync). Returns the exit status. */
 export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number> {
   const wantsJson = argv.includes('--json')
@@ -140,7 +139,7 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     else if (!options.quiet) io.err(`${io.interactive ? '\n' : ''}${describeSummary(summary, requests, waits.length)}\n`)
     status = 0
   } catch (error) {
-    committed = (await target?.state().catch(() => null)) != null
+    if (createdFile) committed = (await target?.state().catch(() => null)) != null
     const kept = '; every window committed so far is kept, run sync again to go on'
     if (error instanceof UsageError) status = fail('usage', error.message, 2)
     else if (error instanceof TargetBusyError) status = fail('busy', describeFailure(error, options), 1)
