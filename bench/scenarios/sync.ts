@@ -7,6 +7,7 @@ import { prepareHugeTenant } from '../sync-data.ts'
 import { postgresAvailable, startPostgres } from '../../test/support/postgres-server.ts'
 import type { Scenario } from '../scenario.ts'
 import { columnList } from '../../src/sync/ticket-columns.ts'
+import { timeDuckDbMedianWait, timePostgresMedianWait, type QueryTimes } from '../ticket-details-query.ts'
 
 interface SyncRun {
   seconds: number
@@ -42,6 +43,16 @@ async function syncOnce(base: string, token: string, args: string[]): Promise<Sy
   return { seconds: (performance.now() - started) / 1000, rows: tickets.inserted + tickets.updated + tickets.deleted, peakRss }
 }
 
+/** The median wait per queue through ticket_details, against the same query over the tables. */
+function recordMedianWait(report: Parameters<Scenario['run']>[0]['report'], engine: string, rows: number, times: QueryTimes): void {
+  report.record({
+    figure: `ticket_details median wait per queue, ${rows} tickets in ${engine}: ms`,
+    value: summarise(times.view.map((s) => s * 1000)),
+    unit: 'ms',
+    baseline: { name: 'the same query written over the tables', value: summarise(times.tables.map((s) => s * 1000)) },
+  })
+}
+
 function removeDuckDb(file: string): void {
   for (const path of [file, `${file}.wal`, `${file}.tmp`]) rmSync(path, { recursive: true, force: true })
 }
@@ -53,11 +64,13 @@ const MB = 2 ** 20
  * against the same export gzipped, as the client asks for it; the sync process's peak RSS, whose
  * target is a bound whatever the row count), a first run of the 1M tenant into PostgreSQL against
  * `psql \copy` of the same CSV into the same table (the floor of any COPY-based loader), and a
- * --reconcile of 1M tickets against a first run of the same range, on both targets.
+ * --reconcile of 1M tickets against a first run of the same range, on both targets; and on the
+ * reconciled 1M mirror of each, the median wait per queue through ticket_details against the
+ * same query written over the tables.
  */
 export const sync: Scenario = {
   name: 'sync',
-  title: 'sync: 3M tickets into DuckDB against the gzipped export, peak RSS; 1M into PostgreSQL against psql \\copy; --reconcile of 1M against a first run',
+  title: 'sync: 3M tickets into DuckDB against the gzipped export, peak RSS; 1M into PostgreSQL against psql \\copy; --reconcile of 1M against a first run; the ticket_details median wait on 1M',
   needs: ['big-tenant', 'server', 'curl'],
   async run({ big, server, report, settings, log }) {
     const huge = prepareHugeTenant(big, log)
@@ -99,7 +112,9 @@ export const sync: Scenario = {
       // A reconcile reads and compares every row, and writes none here: the count is the range's.
       duckReconcile.push({ ...(await syncOnce(server.base, token, ['--into', duckFile, '--reconcile'])), rows: big.range1m.rows })
     }
+    const duckQuery = await timeDuckDbMedianWait(duckFile, settings.runs)
     removeDuckDb(duckFile)
+    recordMedianWait(report, 'DuckDB', big.range1m.rows, duckQuery)
     report.recordPairs(`sync --reconcile of ${big.range1m.rows} tickets in DuckDB: seconds`, duckReconcile, duckFirst, 'a first run of the same range', (r) => r.seconds, 's')
     report.record({
       figure: `sync peak RSS, ${duckFirst[0]!.rows} tickets into DuckDB`,
@@ -142,6 +157,7 @@ export const sync: Scenario = {
         target: { of: 'ratio', is: '>=', bound: 0.5 },
       })
       report.recordPairs(`sync --reconcile of ${big.range1m.rows} tickets in PostgreSQL: seconds`, reconciles, first, 'a first run of the same range', (r) => r.seconds, 's')
+      recordMedianWait(report, 'PostgreSQL', big.range1m.rows, await timePostgresMedianWait(url, 'bench_sync', settings.runs))
     } finally {
       rmSync(csvFile, { force: true })
       await postgres.stop()

@@ -1,5 +1,6 @@
 import { SignedValueCodec, type SignedValueKind } from '../crypto/signed-value.ts'
-import { invalidParam } from '../errors/api-error.ts'
+import type { ChangedAfterRefusal } from '../contract/vocabulary.ts'
+import { ApiError } from '../errors/api-error.ts'
 
 /** A position in one tenant file's stream of changes: its history and a version in it. */
 export interface ChangesPosition {
@@ -51,23 +52,28 @@ function isPosition(fields: unknown): fields is [string, string, number] {
   )
 }
 
+/** The 400 for a refused `changedAfter`: `param` names it, `reason` says which refusal. */
+export function changedAfterRefused(reason: ChangedAfterRefusal, message: string): ApiError {
+  return new ApiError('invalid_request', message, { param: 'changedAfter', reason })
+}
+
 function malformed() {
-  return invalidParam(
-    'changedAfter',
+  return changedAfterRefused(
+    'malformed',
     `Parameter 'changedAfter' is not a changes token; pass the X-Changes-Token header of an earlier response as it came (URL-encoded), or load the range without changedAfter.`,
   )
 }
 
 function altered() {
-  return invalidParam(
-    'changedAfter',
+  return changedAfterRefused(
+    'altered',
     `Parameter 'changedAfter' does not carry this service's signature (it was altered or cut short, or is not an X-Changes-Token); pass the header's value unchanged, or load the range again without changedAfter.`,
   )
 }
 
 function otherOrganisation() {
-  return invalidParam(
-    'changedAfter',
+  return changedAfterRefused(
+    'other_organisation',
     `Parameter 'changedAfter' was issued to another organisation; keep one token per organisation and pass the one this organisation's responses carried, or load the range again without changedAfter.`,
   )
 }

@@ -1,10 +1,9 @@
 import { sql } from 'drizzle-orm'
 import { QueryBuilder } from 'drizzle-orm/sqlite-core'
-import { invalidParam } from '../errors/api-error.ts'
 import { hasChangeTracking } from '../tenant/migrations.ts'
 import { DamagedFileError, type TenantLease } from '../tenant/lease.ts'
 import { changeHistory } from '../tenant/schema.ts'
-import type { ChangesPosition, ChangesTokenCodec } from './token.ts'
+import { changedAfterRefused, type ChangesPosition, type ChangesTokenCodec } from './token.ts'
 
 /** What one response reads and says about changes. */
 export interface ChangeWindow {
@@ -52,15 +51,15 @@ export function readChangeWindow(lease: TenantLease, codec: ChangesTokenCodec, s
 }
 
 function notTracked(schemaVersion: number) {
-  return invalidParam(
-    'changedAfter',
+  return changedAfterRefused(
+    'not_tracked',
     `Change tracking is not enabled on this organisation's data yet (its file is at schema version ${schemaVersion}); an operator enables it with admin migrate, and until then load the range without changedAfter.`,
   )
 }
 
 function otherHistory() {
-  return invalidParam(
-    'changedAfter',
+  return changedAfterRefused(
+    'other_history',
     `Parameter 'changedAfter' belongs to an earlier history of this organisation's data (its file was recreated or restored since); load the range again without changedAfter, replace your copy with the result, and keep its X-Changes-Token.`,
   )
 }

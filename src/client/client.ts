@@ -24,6 +24,13 @@ export interface ClientOptions {
    * @default 4
    */
   maxAttempts?: number
+  /**
+   * Milliseconds a request may go without a byte: the wait for an answer's headers, and each
+   * wait for the next chunk of its body. Past it the request is abandoned with TimeoutError
+   * (not retried: a stalled server would stall each try).
+   * @default 60000
+   */
+  timeoutMs?: number
   /** Told before every wait: the minute window, a 5xx answer, or a failed connection. */
   onRetry?: (event: RetryEvent) => void
   /**
@@ -69,6 +76,12 @@ export interface CsvExport {
   demo: boolean
 }
 
+/** What every call takes beside its query. */
+export interface CallOptions {
+  /** Abandons the call: the request in flight, a wait for the minute window, the rest of an iteration or a stream. */
+  signal?: AbortSignal
+}
+
 /** The rows changed after a token, and the token to store for next time. */
 export interface ChangeSet {
   /** Every ticket of the range inserted or changed after the token, window by window. */
@@ -90,6 +103,7 @@ export class Client {
   constructor(options: ClientOptions) {
     if (!/^https?:\/\//i.test(options.baseUrl)) throw new TypeError(`baseUrl must be an http(s) URL; got ${options.baseUrl}`)
     if (!options.token) throw new TypeError('token is required')
+    if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) throw new TypeError(`timeoutMs must be a positive number of milliseconds; got ${options.timeoutMs}`)
     this.baseUrl = options.baseUrl.replace(/\/+$/, '')
     this.authorization = `Bearer ${options.token}`
     this.policy = {
@@ -98,32 +112,33 @@ export class Client {
       random: options.random ?? Math.random,
       maxAttempts: options.maxAttempts ?? 4,
       maxRetryWaitSeconds: options.maxRetryWaitSeconds ?? 300,
+      timeoutMs: options.timeoutMs ?? 60_000,
       onRetry: options.onRetry,
       onResponse: options.onResponse,
     }
   }
 
   /** Every location with its queues. */
-  async queues(): Promise<QueuesResponse> {
-    const response = await this.get('/v1/queues', new URLSearchParams(), new WaitBudget())
+  async queues(options: CallOptions = {}): Promise<QueuesResponse> {
+    const response = await this.get('/v1/queues', new URLSearchParams(), new WaitBudget(), options.signal)
     return (await response.json()) as QueuesResponse
   }
 
   /** Every page of the range, window after window, each page's cursor followed to the end. */
-  pages(query: TicketQuery): AsyncGenerator<PageOfTickets> {
-    return this.walk(query, new WaitBudget())
+  pages(query: TicketQuery, options: CallOptions = {}): AsyncGenerator<PageOfTickets> {
+    return this.walk(query, new WaitBudget(), options.signal)
   }
 
   /** Every ticket of the range, in (createdAt, id) order within each window, windows in order. */
-  async *tickets(query: TicketQuery): AsyncGenerator<Ticket> {
-    for await (const page of this.pages(query)) yield* page.items
+  async *tickets(query: TicketQuery, options: CallOptions = {}): AsyncGenerator<Ticket> {
+    for await (const page of this.pages(query, options)) yield* page.items
   }
 
   /** The tickets of the range inserted or changed after `token` (an `X-Changes-Token` kept from an earlier response). */
-  changes(query: TicketQuery, token: string): ChangeSet {
+  changes(query: TicketQuery, token: string, options: CallOptions = {}): ChangeSet {
     if (!token) throw new TypeError('changes() needs a token from an earlier response (X-Changes-Token)')
     let nextToken: string | null = null
-    const pages = this.walk({ ...query, changedAfter: token }, new WaitBudget())
+    const pages = this.walk({ ...query, changedAfter: token }, new WaitBudget(), options.signal)
     return {
       get nextToken() {
         return nextToken
@@ -143,7 +158,7 @@ export class Client {
    * The CSV export of the range: the first window is asked for before this resolves (so a bad
    * query or token throws here), later windows as the stream is read. `signal` abandons it.
    */
-  async exportCsv(query: TicketQuery, options: { signal?: AbortSignal } = {}): Promise<CsvExport> {
+  async exportCsv(query: TicketQuery, options: CallOptions = {}): Promise<CsvExport> {
     const budget = new WaitBudget()
     const windows = this.windowsOf(query)
     const params = (window: Window) => this.params(query, window, false)
@@ -161,14 +176,14 @@ export class Client {
     }
   }
 
-  private async *walk(query: TicketQuery, budget: WaitBudget): AsyncGenerator<PageOfTickets> {
+  private async *walk(query: TicketQuery, budget: WaitBudget, signal: AbortSignal | undefined): AsyncGenerator<PageOfTickets> {
     for (const window of this.windowsOf(query)) {
       const base = this.params(query, window, true)
       let cursor: string | null = null
       do {
         const params = new URLSearchParams(base)
         if (cursor !== null) params.set('cursor', cursor)
-        const response = await this.get('/v1/tickets', params, budget)
+        const response = await this.get('/v1/tickets', params, budget, signal)
         const page = (await response.json()) as TicketPage
         yield {
           ...page,

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../contract/vocabulary.ts'
+import type { ChangedAfterRefusal, ErrorCode } from '../contract/vocabulary.ts'
 
 /** What an error response of the API says (docs/api.md#errors). */
 export interface ErrorDetails {
@@ -31,6 +31,10 @@ export class ApiResponseError extends Error {
 export class InvalidRequestError extends ApiResponseError {
   get param(): string | undefined {
     return typeof this.body.param === 'string' ? this.body.param : undefined
+  }
+  /** For a refused `changedAfter`: why (`other_history`: load the range again without it). */
+  get reason(): ChangedAfterRefusal | undefined {
+    return typeof this.body.reason === 'string' ? (this.body.reason as ChangedAfterRefusal) : undefined
   }
 }
 /** 401: the token is missing, malformed, unknown or revoked. Never retried. */

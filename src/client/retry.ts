@@ -1,4 +1,5 @@
 import { NetworkError, RateLimitedError, errorFromResponse } from './errors.ts'
+import { fetchWithTimeout, TimeoutError } from './timeout.ts'
 
 export interface RetryEvent {
   /** Why the client is waiting: the minute window, a 5xx answer, or no answer at all. */
@@ -22,6 +23,8 @@ export interface RetryPolicy {
   maxAttempts: number
   /** Seconds one call (a whole iteration or export) may spend waiting for rate-limit windows. */
   maxRetryWaitSeconds: number
+  /** Milliseconds without a byte (the headers, or the next chunk of a body) before a request is abandoned. */
+  timeoutMs: number
   onRetry?: (event: RetryEvent) => void
   onResponse?: (response: Response) => void
 }
@@ -35,7 +38,8 @@ export class WaitBudget {
  * Sends one GET and returns the 2xx response. 429 rate_limited waits `Retry-After` (within the
  * call's budget); 429 demo_quota_exceeded is thrown at once (it lasts until midnight UTC); a
  * 5xx answer or a failed connection is retried with jittered exponential backoff, at most
- * `maxAttempts` tries; every other error answer is thrown as its typed error.
+ * `maxAttempts` tries; every other error answer is thrown as its typed error. No byte for
+ * `timeoutMs` throws TimeoutError; the caller's `signal` ends it, waits included.
  */
 export async function sendWithRetries(url: string, init: RequestInit, policy: RetryPolicy, budget: WaitBudget): Promise<Response> {
   const path = new URL(url).pathname
@@ -44,12 +48,13 @@ export async function sendWithRetries(url: string, init: RequestInit, policy: Re
   for (;;) {
     let response: Response
     try {
-      response = await policy.fetch(url, init)
+      response = await fetchWithTimeout(policy.fetch, url, init, policy.timeoutMs)
     } catch (cause) {
-      // The caller gave up (an AbortSignal): that is not a network failure to retry.
-      if (init.signal?.aborted) throw cause
+      // The caller gave up (an AbortSignal), or the server stalled: neither is a dropped
+      // connection to retry (a stalled server would make every try wait as long again).
+      if (init.signal?.aborted || cause instanceof TimeoutError) throw cause
       if (++failures >= policy.maxAttempts) throw new NetworkError(`no answer from ${path} after ${failures} attempts: ${String(cause)}`, cause)
-      await wait(policy, { reason: 'network_error', attempt: failures, waitSeconds: backoff(policy, failures), path })
+      await wait(policy, { reason: 'network_error', attempt: failures, waitSeconds: backoff(policy, failures), path }, init.signal ?? undefined)
       continue
     }
     policy.onResponse?.(response)
@@ -62,11 +67,11 @@ export async function sendWithRetries(url: string, init: RequestInit, policy: Re
       const waitSeconds = Number(response.headers.get('retry-after')) || error.retryAfterSeconds
       if (budget.waitedSeconds + waitSeconds > policy.maxRetryWaitSeconds) throw error
       budget.waitedSeconds += waitSeconds
-      await wait(policy, { reason: 'rate_limited', attempt: ++windowWaits, waitSeconds, path, status: 429 })
+      await wait(policy, { reason: 'rate_limited', attempt: ++windowWaits, waitSeconds, path, status: 429 }, init.signal ?? undefined)
       continue
     }
     if (response.status < 500 || ++failures >= policy.maxAttempts) throw error
-    await wait(policy, { reason: 'server_error', attempt: failures, waitSeconds: backoff(policy, failures), path, status: response.status })
+    await wait(policy, { reason: 'server_error', attempt: failures, waitSeconds: backoff(policy, failures), path, status: response.status }, init.signal ?? undefined)
   }
 }
 
@@ -76,7 +81,8 @@ function backoff(policy: RetryPolicy, attempt: number): number {
   return ceiling * (0.5 + policy.random() * 0.5)
 }
 
-async function wait(policy: RetryPolicy, event: RetryEvent): Promise<void> {
+async function wait(policy: RetryPolicy, event: RetryEvent, signal: AbortSignal | undefined): Promise<void> {
   policy.onRetry?.(event)
   await policy.sleep(event.waitSeconds * 1000)
+  signal?.throwIfAborted()
 }

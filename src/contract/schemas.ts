@@ -1,5 +1,5 @@
 import { Type as t, type Static } from '@sinclair/typebox'
-import { DEFAULT_PAGE_LIMIT, ERROR_CODES, MAX_PAGE_LIMIT, TICKET_STATUSES } from './vocabulary.ts'
+import { CHANGED_AFTER_REFUSALS, DEFAULT_PAGE_LIMIT, ERROR_CODES, MAX_PAGE_LIMIT, TICKET_STATUSES } from './vocabulary.ts'
 
 /**
  * TypeBox schemas of everything the API serves. The server's types, the OpenAPI document, the
@@ -68,6 +68,11 @@ export const ErrorSchema = t.Object(
     message: t.String({ description: 'One English sentence.' }),
     requestId: t.String({ description: 'Equal to the X-Request-Id response header.' }),
     param: t.Optional(t.String({ description: 'On a 400 caused by one query parameter: its name.' })),
+    reason: t.Optional(
+      t.Union(CHANGED_AFTER_REFUSALS.map((reason) => t.Literal(reason)), {
+        description: "On a 400 for changedAfter: why. other_history: load the range again without it; other_organisation: the token is another organisation's.",
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -63,6 +63,14 @@ export const TICKET_PARAMETERS = {
  */
 export const CHANGES_TOKEN_HEADER = 'X-Changes-Token'
 
+/**
+ * Why a `changedAfter` is refused (the 400's `reason`): a loader acts on it without reading the
+ * message. Another organisation's token is a wrong token; another history means the range is
+ * loaded again without `changedAfter`.
+ */
+export const CHANGED_AFTER_REFUSALS = ['malformed', 'altered', 'other_organisation', 'other_history', 'not_tracked'] as const
+export type ChangedAfterRefusal = (typeof CHANGED_AFTER_REFUSALS)[number]
+
 /** Every error code of the API and its HTTP status; the body's `error` is one of these. */
 export const ERROR_STATUS = {
   invalid_request: 400,

@@ -1,23 +1,30 @@
-import { existsSync, rmSync } from 'node:fs'
-import { ApiResponseError, Client, NetworkError, NotFoundError, UnauthorizedError, UnexpectedResponseError, type RetryEvent } from '../client/index.ts'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { ApiResponseError, Client, NetworkError, NotFoundError, TimeoutError, UnauthorizedError, UnexpectedResponseError, type RetryEvent } from '../client/index.ts'
 import { toInstant } from '../client/windows.ts'
 import { parseOptions, UsageError } from '../cli/args.ts'
 import { openTarget, parseTarget, type TargetSpec } from './open-target.ts'
+import { parseRoleName } from './postgres-location.ts'
 import { runSync, type SyncProgress, type SyncSummary } from './sync.ts'
-import { TargetBusyError, type SyncTarget } from './target.ts'
+import { LockTimeoutError, TargetBusyError, type RowCount, type SyncTarget } from './target.ts'
 
 const USAGE = `usage: npm run -s sync -- --url <base URL> --into <file.duckdb | postgresql://user@host:port/db> [--schema <name>]
-                          [--since <date>] [--reconcile] [--token-env <VAR>] [--json]
+                          [--since <date>] [--reconcile] [--token-env <VAR> | --token-file <path>]
+                          [--timeout <seconds>] [--grant <role>] [--json | --quiet]
   --url        where the API is served, e.g. http://127.0.0.1:3000 (without /v1)
   --into       the DuckDB file to create or bring up to date, or a PostgreSQL database
                (postgresql:// or postgres://; the password in the URL or in PGPASSWORD;
                ?sslmode= and ?sslrootcert= as for psql, sslmode prefer by default)
-  --schema     PostgreSQL only: the schema that holds the tables (default: public)
+  --schema     PostgreSQL only: the schema that holds the tables, a lower-case name (default: public)
   --since      first run only: the start of the mirrored range (default: 90 days ago)
   --reconcile  read the whole mirrored range again and make the mirror equal to the server:
                inserts, updates and deletes (run it weekly beside an hourly sync)
   --token-env  the environment variable holding the API token (default: API_TOKEN)
-  --json       print one JSON summary on stdout instead of progress on the terminal
+  --token-file a file holding the API token (readable by its user only), instead of --token-env
+  --timeout    seconds without a byte from the API, or waiting for a PostgreSQL lock, before the
+               run ends with exit 1 (default: 60)
+  --grant      PostgreSQL only: give this role read access to the schema, tables added later included
+  --json       print one JSON document on stdout (the summary, or {"error","message"} on failure)
+  --quiet      print nothing when the run succeeds (for cron); a failure still prints its line
 Exit status: 0 the mirror is current, 2 wrong input, 1 a failure (every window committed is kept).`
 
 const OPTIONS = {
@@ -27,9 +34,16 @@ const OPTIONS = {
   since: { type: 'string' },
   reconcile: { type: 'boolean' },
   'token-env': { type: 'string' },
+  'token-file': { type: 'string' },
+  timeout: { type: 'string' },
+  grant: { type: 'string' },
   json: { type: 'boolean' },
+  quiet: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const
+
+/** `--timeout`'s default: a minute without a byte is a stalled server, not a slow one. */
+const DEFAULT_TIMEOUT_SECONDS = 60
 
 export interface SyncIo {
   env: Record<string, string | undefined>
@@ -45,13 +59,26 @@ interface SyncCommandOptions {
   target: TargetSpec
   since: number | null
   reconcile: boolean
-  tokenVariable: string
+  /** Where the token came from, for messages: `API_TOKEN`, or the file's path. */
+  tokenSource: string
   token: string
+  timeoutSeconds: number
   json: boolean
+  quiet: boolean
 }
+
+/** What a failure is, as `--json` prints it (`{"error": kind, "message": line}`). */
+type FailureKind = 'usage' | 'busy' | 'timeout' | 'failure'
 
 /** `sync`: mirrors one organisation into a DuckDB file or PostgreSQL (docs/loading.md#sync). Returns the exit status. */
 export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number> {
+  const wantsJson = argv.includes('--json')
+  /** One line on stderr and, with --json, one document on stdout: a script reads either. */
+  const fail = (kind: FailureKind, message: string, status: number, hint = '') => {
+    io.err(`${io.interactive && kind !== 'usage' ? '\n' : ''}sync: ${message}${hint}\n`)
+    if (wantsJson) io.out(`${JSON.stringify({ error: kind, message: `${message}${hint}` })}\n`)
+    return status
+  }
   let options: SyncCommandOptions
   try {
     const parsed = parseCommandLine(argv, io)
@@ -62,8 +89,7 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     options = parsed
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    io.err(`sync: ${error.message}\n`)
-    return 2
+    return fail('usage', error.message, 2)
   }
 
   let requests = 0
@@ -71,17 +97,18 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
   const client = new Client({
     baseUrl: options.url,
     token: options.token,
+    timeoutMs: options.timeoutSeconds * 1000,
     fetch: (url, init) => {
       requests++
       return fetch(url, init)
     },
     onRetry: (event) => {
       waits.push(event)
-      if (!options.json && io.interactive) io.err(`\nwaiting ${event.waitSeconds.toFixed(1)} s (${event.reason.replace('_', ' ')})\n`)
+      if (!options.json && !options.quiet && io.interactive) io.err(`\nwaiting ${event.waitSeconds.toFixed(1)} s (${event.reason.replace('_', ' ')})\n`)
     },
   })
-  // A DuckDB file this run creates is removed again if the run ends in wrong input (exit 2):
-  // nothing is left behind by a command that did nothing.
+  // A DuckDB file this run creates is removed again if the run commits nothing (wrong input, a
+  // wrong URL or token): nothing is left behind by a command that did nothing.
   const createdFile = options.target.kind === 'duckdb' && !existsSync(options.target.path) ? options.target.path : null
   // Ctrl-C is the documented way to stop a run: what was committed stays, the window being
   // loaded does not (its transaction is rolled back: DuckDB when the file is next opened,
@@ -92,11 +119,12 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     process.exit(signal === 'SIGINT' ? 130 : 143)
   }
   let target: SyncTarget | undefined
+  let committed = false
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
   let status = 1
   try {
-    target = await openTarget(options.target)
+    target = await openTarget(options.target, { lockTimeoutSeconds: options.timeoutSeconds })
     const summary = await runSync({
       client,
       target,
@@ -104,26 +132,24 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
       since: options.since,
       reconcile: options.reconcile,
       now: io.now,
-      onProgress: !options.json && io.interactive ? (p) => io.err(`\r${describeProgress(p)}`) : undefined,
+      onProgress: !options.json && !options.quiet && io.interactive ? (p) => io.err(`\r${describeProgress(p)}`) : undefined,
     })
     const waitedSeconds = waits.reduce((sum, event) => sum + event.waitSeconds, 0)
     if (options.json) io.out(`${JSON.stringify({ ...summary, requests, waits: waits.length, waitedSeconds: round(waitedSeconds) })}\n`)
-    else io.err(`${io.interactive ? '\n' : ''}${describeSummary(summary, requests, waits.length)}\n`)
+    else if (!options.quiet) io.err(`${io.interactive ? '\n' : ''}${describeSummary(summary, requests, waits.length)}\n`)
     status = 0
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.err(`sync: ${error.message}\n`)
-      status = 2
-    } else if (error instanceof TargetBusyError) {
-      io.err(`sync: ${describeFailure(error, options)}\n`)
-    } else {
-      io.err(`${io.interactive ? '\n' : ''}sync: ${describeFailure(error, options)}; every window committed so far is kept, run sync again to go on\n`)
-    }
+    if (createdFile) committed = (await target?.state().catch(() => null)) != null
+    const kept = '; every window committed so far is kept, run sync again to go on'
+    if (error instanceof UsageError) status = fail('usage', error.message, 2)
+    else if (error instanceof TargetBusyError) status = fail('busy', describeFailure(error, options), 1)
+    else if (error instanceof TimeoutError || error instanceof LockTimeoutError) status = fail('timeout', describeFailure(error, options), 1, kept)
+    else status = fail('failure', describeFailure(error, options), 1, kept)
   } finally {
     process.off('SIGINT', stop)
     process.off('SIGTERM', stop)
     await target?.close().catch(() => undefined)
-    if (status === 2 && createdFile) {
+    if (status !== 0 && createdFile && !committed) {
       for (const file of [createdFile, `${createdFile}.wal`]) rmSync(file, { force: true })
     }
   }
@@ -135,6 +161,7 @@ function parseCommandLine(argv: string[], io: SyncIo): SyncCommandOptions | 'hel
   if (values.help) return 'help'
   if (!values.url) throw new UsageError('--url is required: where the API is served, e.g. --url http://127.0.0.1:3000')
   if (!/^https?:\/\/[^/]+/i.test(values.url)) throw new UsageError(`--url must be an http:// or https:// URL; got ${values.url}`)
+  if (/\/v1\/*$/i.test(values.url)) throw new UsageError(`--url is the server's base URL, without /v1: try --url ${values.url.replace(/\/v1\/*$/i, '')}`)
   if (!values.into) throw new UsageError('--into is required: a DuckDB file (--into tickets.duckdb) or a PostgreSQL URL (--into postgresql://user@host:5432/db)')
   const target = parseTarget(values.into, values.schema, io.env)
   let since: number | null = null
@@ -146,11 +173,46 @@ function parseCommandLine(argv: string[], io: SyncIo): SyncCommandOptions | 'hel
     }
     if (since >= io.now) throw new UsageError(`--since must be in the past; got ${values.since}`)
   }
-  const tokenVariable = values['token-env'] ?? 'API_TOKEN'
+  const { token, tokenSource } = readToken(values['token-env'], values['token-file'], io.env)
+  const timeoutSeconds = values.timeout === undefined ? DEFAULT_TIMEOUT_SECONDS : Number(values.timeout)
+  if (!(timeoutSeconds >= 1 && timeoutSeconds <= 86_400)) throw new UsageError(`--timeout takes a number of seconds from 1 to 86400; got ${values.timeout}`)
+  if (values.json && values.quiet) throw new UsageError('--json and --quiet exclude each other: --json prints one document, --quiet nothing')
+  if (values.grant !== undefined) {
+    if (target.kind !== 'postgresql') throw new UsageError('--grant applies to a PostgreSQL target only')
+    target.location.grantTo = parseRoleName(values.grant)
+  }
+  return {
+    url: values.url.replace(/\/+$/, ''),
+    target,
+    since,
+    reconcile: values.reconcile ?? false,
+    tokenSource,
+    token,
+    timeoutSeconds,
+    json: values.json ?? false,
+    quiet: values.quiet ?? false,
+  }
+}
+
+/** The API token: from a file (`--token-file`), or from an environment variable, never from an argument. */
+function readToken(variable: string | undefined, file: string | undefined, env: Record<string, string | undefined>): { token: string; tokenSource: string } {
+  if (file !== undefined) {
+    if (variable !== undefined) throw new UsageError('--token-env and --token-file exclude each other: give the token one way')
+    let text: string
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch (error) {
+      throw new UsageError(`--token-file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+    }
+    const token = text.trim()
+    if (!token || /\s/.test(token)) throw new UsageError(`--token-file ${file} must hold the API token alone, on one line`)
+    return { token, tokenSource: file }
+  }
+  const tokenVariable = variable ?? 'API_TOKEN'
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenVariable)) throw new UsageError(`--token-env takes the name of an environment variable; got ${tokenVariable}`)
-  const token = io.env[tokenVariable]
+  const token = env[tokenVariable]
   if (!token) throw new UsageError(`the environment variable ${tokenVariable} holding the API token is not set (the token is never taken from an argument)`)
-  return { url: values.url.replace(/\/+$/, ''), target, since, reconcile: values.reconcile ?? false, tokenVariable, token, json: values.json ?? false }
+  return { token, tokenSource: tokenVariable }
 }
 
 function describeProgress(p: SyncProgress): string {
@@ -158,28 +220,32 @@ function describeProgress(p: SyncProgress): string {
   const rate = seconds > 0 ? Math.round(p.rows / seconds) : 0
   const done = Math.round((p.windowsDone / p.windowsTotal) * 20)
   const phase = { backfill: 'loading', reconcile: 'reconciling', changes: 'changes' }[p.phase]
-  return `${phase} [${'#'.repeat(done)}${'.'.repeat(20 - done)}] window ${p.windowsDone}/${p.windowsTotal}  ${p.rows} rows  ${rate} rows/s`
+  return `${phase} [${'#'.repeat(done)}${'.'.repeat(20 - done)}] window ${p.windowsDone}/${p.windowsTotal}  ${p.rows} rows read  ${rate} rows/s`
 }
 
 function describeSummary(s: SyncSummary, requests: number, waits: number): string {
   return (
     `mirror current up to ${s.loadedUntil}${s.reconciled ? ', reconciled' : ''}: tickets ${s.tickets.inserted} inserted, ${s.tickets.updated} updated, ${s.tickets.deleted} deleted; ` +
-    `queues ${s.queues.inserted + s.queues.updated}, locations ${s.locations.inserted + s.locations.updated}; ` +
+    `queues ${s.queues.inserted + s.queues.updated}${deletedOf(s.queues)}, locations ${s.locations.inserted + s.locations.updated}${deletedOf(s.locations)}; ` +
     `${s.windows} window(s), ${requests} request(s), ${waits} wait(s)`
   )
+}
+
+function deletedOf(count: RowCount): string {
+  return count.deleted > 0 ? ` (${count.deleted} deleted)` : ''
 }
 
 /** One line that says why and what to do, naming the URL given and never the token or a password. */
 function describeFailure(error: unknown, options: SyncCommandOptions): string {
   const url = options.url
-  const notTheBase = /\/v1$/i.test(url) ? `; --url is the server's base URL, without /v1: try --url ${url.replace(/\/v1$/i, '')}` : ''
   if (error instanceof UnauthorizedError) {
-    return `the API at ${url} refused the token in ${options.tokenVariable} (401 unauthorized): put a current token of the organisation in ${options.tokenVariable}; a revoked, mistyped or cut-off token is refused`
+    return `the API at ${url} refused the token in ${options.tokenSource} (401 unauthorized): put a current token of the organisation in ${options.tokenSource}; a revoked, mistyped or cut-off token is refused`
   }
-  if (error instanceof NotFoundError) return `the API at ${url} answered 404 not_found: ${error.message}${notTheBase}`
+  if (error instanceof NotFoundError) return `the API at ${url} answered 404 not_found: ${error.message}`
   if (error instanceof ApiResponseError) return `the API at ${url} answered ${error.status} ${error.code}: ${error.message}`
+  if (error instanceof TimeoutError) return `no byte from ${url} for ${options.timeoutSeconds} s (--timeout): the API stalled`
   if (error instanceof NetworkError) return `no answer from ${url}: ${error.message.replace(/^no answer from \S+ /, '')}`
-  if (error instanceof UnexpectedResponseError) return `${url} answered something that is not this API (${error.message})${notTheBase}`
+  if (error instanceof UnexpectedResponseError) return `${url} answered something that is not this API (${error.message})`
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
   if (options.target.kind === 'duckdb' && /lock/i.test(message)) {
     return `the DuckDB file is in use by another process (${message}); a DuckDB file has one writer or many readers, never both: wait for the other sync to end, close the reader, or sync into PostgreSQL for readers that stay connected`

@@ -22,6 +22,11 @@ export function parseTarget(into: string, schema: string | undefined, env: Recor
   return { kind: 'duckdb', path: into }
 }
 
-export function openTarget(spec: TargetSpec): Promise<SyncTarget> {
-  return spec.kind === 'duckdb' ? DuckDbTarget.open(spec.path) : PostgresTarget.open(spec.location)
+/** How long a PostgreSQL target waits for a lock another session holds (`--timeout`). */
+export interface TargetOptions {
+  lockTimeoutSeconds?: number
+}
+
+export function openTarget(spec: TargetSpec, options: TargetOptions = {}): Promise<SyncTarget> {
+  return spec.kind === 'duckdb' ? DuckDbTarget.open(spec.path) : PostgresTarget.open(spec.location, options.lockTimeoutSeconds ?? 60)
 }

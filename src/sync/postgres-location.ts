@@ -21,10 +21,28 @@ export interface PostgresLocation {
   sslMode: SslMode
   /** A CA certificate file to verify the server against (libpq's sslrootcert). */
   sslRootCert: string | undefined
+  /** `--grant`: a role given read access to the schema, tables created later included. */
+  grantTo?: string
 }
 
-/** The identifier forms a schema name may take without quoting surprises. */
-const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+/**
+ * A schema or role name that reads the same quoted and unquoted: PostgreSQL folds an unquoted
+ * name to lower case, so `Analytics` would be a schema a BI tool's `analytics.tickets` misses.
+ */
+const PLAIN_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+/** The name as written, or wrong input that gives the lower-case spelling to use. */
+function plainName(option: string, name: string): string {
+  if (PLAIN_NAME.test(name)) return name
+  const lower = name.toLowerCase()
+  const advice = PLAIN_NAME.test(lower) ? `: use ${option} ${lower}` : ''
+  throw new SyncInputError(`${option} takes a lower-case name (a-z, 0-9, _; not starting with a digit), as PostgreSQL reads it unquoted; got ${name}${advice}`)
+}
+
+/** `--grant`'s role, a plain lower-case name. */
+export function parseRoleName(role: string): string {
+  return plainName('--grant', role)
+}
 
 const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const
 type SslMode = (typeof SSL_MODES)[number]
@@ -94,7 +112,7 @@ export function parsePostgresUrl(into: string, schema: string, env: Record<strin
   if (!url.hostname || !database || database.includes('/')) {
     throw new SyncInputError('--into needs a host and a database: postgresql://user@host:5432/database')
   }
-  if (!SCHEMA_NAME.test(schema)) throw new SyncInputError(`--schema takes a plain name (letters, digits, _; not starting with a digit); got ${schema}`)
+  plainName('--schema', schema)
   const port = url.port ? Number(url.port) : 5432
   const username = decodeURIComponent(url.username) || env.PGUSER || 'postgres'
   const password = url.password ? decodeURIComponent(url.password) : env.PGPASSWORD

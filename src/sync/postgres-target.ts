@@ -2,7 +2,8 @@ import { SQL, type ReservedSQL } from 'bun'
 import type { Location } from '../contract/schemas.ts'
 import { tlsOption, type PostgresLocation } from './postgres-location.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
-import { noRows, structureRows, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
+import { LockTimeoutError, noRows, STRUCTURE_COLUMNS, structureRows, SyncInputError, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
+import { commentStatements, TICKET_DETAILS_COMMENT, ticketDetailsView } from './mirror-catalog.ts'
 
 /**
  * A PostgreSQL schema `sync` keeps current (docs/loading.md#postgresql): the same tables and
@@ -17,6 +18,9 @@ import { noRows, structureRows, TargetBusyError, type RowCount, type SyncState, 
 /** The tickets' columns in PostgreSQL's types, as a table's definition. */
 const TICKETS_COLUMNS_DDL = columnDefinitions({ text: 'TEXT', integer: 'INTEGER', timestamp: 'TIMESTAMPTZ' })
 
+/** `_synced_at` on every mirrored row: set when the row is written, kept while it is unchanged. */
+const SYNCED_AT_DDL = '_synced_at TIMESTAMPTZ DEFAULT now()'
+
 export class PostgresTarget implements SyncTarget {
   private readonly tickets: string
   private readonly state_: string
@@ -25,6 +29,7 @@ export class PostgresTarget implements SyncTarget {
     private readonly pool: SQL,
     private readonly sql: ReservedSQL,
     private readonly location: PostgresLocation,
+    private readonly lockTimeoutSeconds: number,
   ) {
     this.tickets = `"${location.schema}".tickets`
     this.state_ = `"${location.schema}"._sync_state`
@@ -39,7 +44,7 @@ export class PostgresTarget implements SyncTarget {
    * Everything runs on one reserved connection: a window's COPY, upsert and state in one
    * transaction on it, and the run lock, a session lock, held on it until close().
    */
-  static async open(location: PostgresLocation): Promise<PostgresTarget> {
+  static async open(location: PostgresLocation, lockTimeoutSeconds: number): Promise<PostgresTarget> {
     // The first argument is a URL so that Bun reads no connection URL of its own from the
     // environment: with options alone it takes DATABASE_URL's fields (its password too) for
     // any left unset, and would send another server's password here.
@@ -56,9 +61,12 @@ export class PostgresTarget implements SyncTarget {
     let sql: ReservedSQL | undefined
     try {
       sql = await pool.reserve()
+      // A lock held elsewhere (a CREATE INDEX, a LOCK TABLE) is waited for this long, not for ever.
+      await sql.unsafe(`SET lock_timeout = '${Math.round(lockTimeoutSeconds * 1000)}ms'`)
       await takeRunLock(sql, location.schema)
       const s = `"${location.schema}"`
-      await sql.begin(async (tx) => {
+      const reserved = sql
+      await withLockTimeout(reserved, location, lockTimeoutSeconds, () => reserved.begin(async (tx) => {
         await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`)
         await tx.unsafe(`
           CREATE TABLE IF NOT EXISTS ${s}.locations (id TEXT PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL);
@@ -77,8 +85,16 @@ export class PostgresTarget implements SyncTarget {
             last_run JSONB,
             reconcile_from TIMESTAMPTZ
           );`).simple()
-      })
-      return new PostgresTarget(pool, sql, location)
+        if (await shapeIsCurrent(tx, location.schema)) return
+        await tx.unsafe(`
+          ALTER TABLE ${s}.locations ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
+          ALTER TABLE ${s}.queues ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
+          ALTER TABLE ${s}.tickets ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
+          ${ticketDetailsView((table) => `${s}.${table}`, (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))`)};
+          ${commentStatements((table) => `${s}.${table}`).join(';\n')};`).simple()
+      }))
+      if (location.grantTo) await withLockTimeout(reserved, location, lockTimeoutSeconds, () => reserved.begin((tx) => grantReadAccess(tx, s, location.grantTo!)))
+      return new PostgresTarget(pool, sql, location, lockTimeoutSeconds)
     } catch (error) {
       sql?.release()
       await pool.close().catch(() => undefined)
@@ -100,7 +116,8 @@ export class PostgresTarget implements SyncTarget {
       backfillUntil: ms(row.backfill_until),
       changesToken: (row.changes_token as string | null) ?? null,
       reconcileFrom: ms(row.reconcile_from),
-      lastRun: row.last_run ?? null,
+      // An earlier version stored the summary as a JSON string; it is an object now.
+      lastRun: typeof row.last_run === 'string' ? JSON.parse(row.last_run) : (row.last_run ?? null),
     }
   }
 
@@ -112,7 +129,7 @@ export class PostgresTarget implements SyncTarget {
     const at = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
     await sql.unsafe(
       `INSERT INTO ${this.state_} (id, base_url, since, loaded_until, backfill_until, changes_token, reconcile_from, last_run)
-       VALUES (1, $1, $2, $3, $4, $5, $6, $7::jsonb)
+       VALUES (1, $1, $2, $3, $4, $5, $6, $7::text::jsonb)
        ON CONFLICT (id) DO UPDATE SET base_url = excluded.base_url, since = excluded.since, loaded_until = excluded.loaded_until,
          backfill_until = excluded.backfill_until, changes_token = excluded.changes_token, reconcile_from = excluded.reconcile_from,
          last_run = excluded.last_run`,
@@ -127,7 +144,7 @@ export class PostgresTarget implements SyncTarget {
    * the state is saved, before the one COMMIT.
    */
   async loadWindow(load: WindowLoad): Promise<RowCount> {
-    return this.sql.begin(async (tx) => {
+    return this.guarded(() => this.sql.begin(async (tx) => {
       const count = noRows()
       // Into an empty table (a first run's first window) the export is copied straight in: one
       // export holds each id once, so there is nothing to upsert. The transaction still hides it
@@ -150,7 +167,7 @@ export class PostgresTarget implements SyncTarget {
       const changed = (await tx.unsafe(
         `WITH upserted AS (
            INSERT INTO ${this.tickets} AS t (${columnList()}) SELECT ${columnList()} FROM _incoming
-           ON CONFLICT (id) DO UPDATE SET ${TICKET_COLUMNS.filter((c) => c.name !== 'id').map((c) => `${c.name} = excluded.${c.name}`).join(', ')}
+           ON CONFLICT (id) DO UPDATE SET ${TICKET_COLUMNS.filter((c) => c.name !== 'id').map((c) => `${c.name} = excluded.${c.name}`).join(', ')}, _synced_at = now()
            WHERE ${rowsDiffer('t', 'excluded')}
            RETURNING (xmax = 0) AS inserted
          ) SELECT count(*) FILTER (WHERE inserted) AS inserted, count(*) FILTER (WHERE NOT inserted) AS updated FROM upserted`,
@@ -167,32 +184,62 @@ export class PostgresTarget implements SyncTarget {
       }
       await this.writeState(tx as unknown as SQL, load.state)
       return count
-    })
+    }))
   }
 
-  async upsertStructure(locations: readonly Location[]): Promise<{ locations: RowCount; queues: RowCount }> {
+  /** `work`, with a lock timeout said as which session held the lock. */
+  private guarded<T>(work: () => Promise<T>): Promise<T> {
+    return withLockTimeout(this.sql, this.location, this.lockTimeoutSeconds, work)
+  }
+
+  async upsertStructure(locations: readonly Location[], deleteAbsent: boolean): Promise<{ locations: RowCount; queues: RowCount }> {
     const structure = structureRows(locations)
     const s = `"${this.location.schema}"`
-    return this.sql.begin(async (tx) => {
-      const upsert = async (table: string, columns: string[], rows: string[][]): Promise<RowCount> => {
+    return this.guarded(() => this.sql.begin(async (tx) => {
+      /** New rows inserted, rows that differ updated (a new `_synced_at`), the same ones left be; with `deleteAbsent`, the rest deleted. */
+      const upsert = async (table: 'locations' | 'queues', rows: string[][]): Promise<RowCount> => {
+        const columns = STRUCTURE_COLUMNS[table]
         const count = noRows()
         for (const row of rows) {
           const params = row.map((_, i) => `$${i + 1}`).join(', ')
           const set = columns.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')
+          const differs = columns.slice(1).map((c) => `t.${c} IS DISTINCT FROM excluded.${c}`).join(' OR ')
           const [result] = (await tx.unsafe(
-            `INSERT INTO ${s}.${table} (${columns.join(', ')}) VALUES (${params}) ON CONFLICT (id) DO UPDATE SET ${set} RETURNING (xmax = 0) AS inserted`,
+            `INSERT INTO ${s}.${table} AS t (${columns.join(', ')}) VALUES (${params})
+             ON CONFLICT (id) DO UPDATE SET ${set}, _synced_at = now() WHERE ${differs} RETURNING (xmax = 0) AS inserted`,
             row,
           )) as { inserted: boolean }[]
-          if (result!.inserted) count.inserted++
-          else count.updated++
+          if (result?.inserted) count.inserted++
+          else if (result) count.updated++
+        }
+        if (deleteAbsent) {
+          const keep = rows.length === 0 ? '' : `WHERE id NOT IN (${rows.map((_, i) => `$${i + 1}`).join(', ')})`
+          count.deleted = (await tx.unsafe(`DELETE FROM ${s}.${table} ${keep}`, rows.map((row) => row[0]!))).count
         }
         return count
       }
       return {
-        locations: await upsert('locations', ['id', 'name', 'slug'], structure.locations),
-        queues: await upsert('queues', ['id', 'location_id', 'name', 'slug', 'status'], structure.queues),
+        // Queues first: each table counts its own rows.
+        queues: await upsert('queues', structure.queues),
+        locations: await upsert('locations', structure.locations),
       }
-    })
+    }))
+  }
+
+  /**
+   * The indexes are built once the rows are in, not kept up to date row by row during a first
+   * run's load: one sort per index costs a fraction of that. Only the missing ones are built (a
+   * build takes a lock that holds up writers, never readers).
+   */
+  async completeRun(): Promise<void> {
+    const present = new Set(
+      ((await this.sql.unsafe('SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2', [this.location.schema, 'tickets'])) as { indexname: string }[]).map(
+        (row) => row.indexname,
+      ),
+    )
+    for (const [name, columns] of Object.entries(TICKET_INDEXES)) {
+      if (!present.has(name)) await this.guarded(() => this.sql.unsafe(`CREATE INDEX IF NOT EXISTS ${name} ON ${this.tickets} (${columns})`))
+    }
   }
 
   abandon(): void {
@@ -241,4 +288,76 @@ const RUN_LOCK_WAIT_MS = 5000
 /** The text whose hash keys a schema's run lock; the tests take the same lock. */
 export function runLockKey(schema: string): string {
   return `queue-analytics sync into ${schema}`
+}
+
+/** The indexes of `tickets`, for time ranges and per queue or location (DuckDB has none: its zone maps serve these reads). */
+const TICKET_INDEXES: Record<string, string> = {
+  tickets_created_at_idx: 'created_at',
+  tickets_queue_id_created_at_idx: 'queue_id, created_at',
+  tickets_location_id_created_at_idx: 'location_id, created_at',
+}
+
+/**
+ * Whether the schema already has this release's shape (`_synced_at` everywhere, the view with
+ * its current comment). Only then is the upgrade skipped: its ALTER TABLE takes an exclusive
+ * lock even when there is nothing to add, which would wait for every reader's open transaction
+ * and make every later reader wait behind it.
+ */
+async function shapeIsCurrent(tx: SQL, schema: string): Promise<boolean> {
+  const s = `"${schema}"`
+  const [row] = (await tx.unsafe(
+    `SELECT (SELECT count(*) FROM pg_attribute WHERE attname = '_synced_at' AND NOT attisdropped
+               AND attrelid IN (to_regclass($1), to_regclass($2), to_regclass($3))) = 3
+        AND obj_description(to_regclass($4), 'pg_class') IS NOT DISTINCT FROM $5 AS current`,
+    [`${s}.locations`, `${s}.queues`, `${s}.tickets`, `${s}.ticket_details`, TICKET_DETAILS_COMMENT],
+  )) as { current: boolean }[]
+  return row!.current
+}
+
+/**
+ * `--grant ROLE`: the role may read the schema, tables and views `sync` creates later included
+ * (default privileges of the user sync connects as, who creates them). A role that does not
+ * exist is wrong input.
+ */
+async function grantReadAccess(tx: SQL, schema: string, role: string): Promise<void> {
+  try {
+    await tx.unsafe(`GRANT USAGE ON SCHEMA ${schema} TO "${role}"`)
+  } catch (error) {
+    if (sqlState(error) === '42704') throw new SyncInputError(`--grant ${role}: there is no such role in this PostgreSQL (create it first: CREATE ROLE ${role} LOGIN)`)
+    throw error
+  }
+  await tx.unsafe(`GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO "${role}"`)
+  await tx.unsafe(`ALTER DEFAULT PRIVILEGES IN SCHEMA ${schema} GRANT SELECT ON TABLES TO "${role}"`)
+}
+
+/** The SQLSTATE of an error Bun's client passes on from the server. */
+function sqlState(error: unknown): string | undefined {
+  const { errno, code } = error as { errno?: unknown; code?: unknown }
+  return [errno, code].find((value): value is string => typeof value === 'string' && /^[0-9A-Z]{5}$/.test(value))
+}
+
+/**
+ * Runs `work`; a lock that another session held past `lock_timeout` (SQLSTATE 55P03) becomes a
+ * LockTimeoutError naming that session, so that whoever reads the line knows what to end.
+ */
+async function withLockTimeout<T>(sql: ReservedSQL, location: PostgresLocation, seconds: number, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if (sqlState(error) !== '55P03') throw error
+    const holders = (await sql
+      .unsafe(
+        `SELECT DISTINCT l.pid, a.application_name, left(regexp_replace(a.query, '\\s+', ' ', 'g'), 80) AS query
+           FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE l.granted AND l.pid <> pg_backend_pid() AND l.relation IN (
+            SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1)
+          ORDER BY l.pid`,
+        [location.schema],
+      )
+      .catch(() => [])) as { pid: number; application_name: string; query: string }[]
+    const who = holders.length > 0 ? holders.map((h) => `backend ${h.pid}${h.application_name ? ` (${h.application_name})` : ''}: ${h.query}`).join('; ') : 'another session'
+    throw new LockTimeoutError(
+      `a lock on schema ${location.schema} was held for longer than --timeout (${seconds} s) by PostgreSQL ${who}; what this run was writing was rolled back`,
+    )
+  }
 }

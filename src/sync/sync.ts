@@ -7,6 +7,7 @@ export interface SyncProgress {
   phase: 'backfill' | 'reconcile' | 'changes'
   windowsDone: number
   windowsTotal: number
+  /** Rows read from the API this run (a reconcile reads every row, whether it changes or not). */
   rows: number
   elapsedMs: number
 }
@@ -65,6 +66,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   if (stored && options.since !== null && options.since !== stored.since) {
     throw new SyncInputError(`${target.description} mirrors tickets since ${iso(stored.since)}; --since is fixed by the first run (leave it out, or use another target)`)
   }
+  const historyReplaced = stored?.changesToken ? (await checkStoredToken(client, target, stored.changesToken, now)) === 'other_history' : false
   const horizon = now + AHEAD_MS
   let state: SyncState
   if (stored) {
@@ -87,29 +89,36 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     changesToken: null,
   }
   const startedAt = performance.now()
+  let rowsRead = 0
+  let phase: SyncProgress['phase'] = 'backfill'
+  let windowsDone = 0
+  let windowsTotal = 1
   const add = (count: RowCount) => {
     summary.tickets.inserted += count.inserted
     summary.tickets.updated += count.updated
     summary.tickets.deleted += count.deleted
   }
-  const progress = (phase: SyncProgress['phase'], windowsDone: number, windowsTotal: number) =>
-    options.onProgress?.({
-      phase,
-      windowsDone,
-      windowsTotal,
-      rows: summary.tickets.inserted + summary.tickets.updated + summary.tickets.deleted,
-      elapsedMs: performance.now() - startedAt,
-    })
+  const report = () => options.onProgress?.({ phase, windowsDone, windowsTotal, rows: rowsRead, elapsedMs: performance.now() - startedAt })
+  const progress = (now: SyncProgress['phase'], done: number, total: number) => {
+    ;[phase, windowsDone, windowsTotal] = [now, done, total]
+    report()
+  }
   const load = async (window: Window, changedAfter: string | undefined, next: (token: string | null) => SyncState, reconcile = false) => {
     const csv = await client.exportCsv({ from: window.fromMs, to: window.toMs, changedAfter })
     const nextState = next(csv.changesToken)
-    add(await target.loadWindow({ csv: csv.stream, demo: csv.demo, state: nextState, reconcile: reconcile ? window : undefined }))
+    const rows = countRows(csv.stream, (count) => {
+      rowsRead += count
+      report()
+    })
+    add(await target.loadWindow({ csv: rows, demo: csv.demo, state: nextState, reconcile: reconcile ? window : undefined }))
     state = nextState
     summary.windows++
   }
 
+  // A reconcile makes the locations and queues equal too: those the API no longer lists go.
   const { locations } = await client.queues()
-  const structure = await target.upsertStructure(locations)
+  const reconciling = (options.reconcile && !firstRun) || state.reconcileFrom !== null || historyReplaced
+  const structure = await target.upsertStructure(locations, reconciling)
   summary.locations = structure.locations
   summary.queues = structure.queues
 
@@ -165,6 +174,9 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
       // so the tickets it holds may not be the ones mirrored, in any window. The whole range is
       // reconciled (deleting what the server no longer has), then the changes made meanwhile read.
       state = { ...state, changesToken: null }
+      const replaced = await target.upsertStructure(locations, true)
+      summary.locations.deleted += replaced.locations.deleted
+      summary.queues.deleted += replaced.queues.deleted
       await reconcile(state.since)
       await load(trailing, state.changesToken ?? undefined, next)
     }
@@ -173,8 +185,62 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
 
   summary.loadedUntil = iso(state.loadedUntil)
   summary.changesToken = state.changesToken
+  await target.completeRun()
   await target.saveState({ ...state, lastRun: { at: iso(now), ...summary, changesToken: undefined } })
   return summary
+}
+
+/**
+ * A mirror belongs to the organisation whose token made it: before anything is written, the
+ * stored changes token is shown to the server with this run's API token. The server refuses a
+ * token of another organisation (this run's token is the wrong one: exit 2, nothing changed);
+ * a token of an earlier history of the same organisation means the mirror is reconciled whole.
+ * One page of one row over the last millisecond: the cheapest request that checks the token.
+ */
+async function checkStoredToken(client: Client, target: SyncTarget, changesToken: string, now: number): Promise<'current' | 'other_history'> {
+  try {
+    const pages = client.pages({ from: now - 1, to: now, changedAfter: changesToken, limit: 1 })
+    await pages.next()
+    await pages.return(undefined)
+    return 'current'
+  } catch (error) {
+    if (!(error instanceof InvalidRequestError && error.param === 'changedAfter')) throw error
+    if (error.reason === 'other_organisation') {
+      throw new SyncInputError(
+        `${target.description} mirrors another organisation than the token's (the API refused its changes token as another organisation's); sync this token into another target, or give the token of the organisation it mirrors`,
+      )
+    }
+    return 'other_history'
+  }
+}
+
+/**
+ * The stream as it is, telling `onRows` how many rows went by, at most a few times a second:
+ * a window of a reconcile may read half a million rows and change none, and the progress line
+ * shows that it is reading. Rows are counted by their line ends (the header's is not a row).
+ */
+function countRows(stream: ReadableStream<Uint8Array>, onRows: (count: number) => void): ReadableStream<Uint8Array> {
+  let headerSeen = false
+  let pending = 0
+  let toldAt = 0
+  const tell = () => {
+    if (pending > 0) onRows(pending)
+    pending = 0
+    toldAt = performance.now()
+  }
+  return stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) {
+          if (headerSeen) pending++
+          else headerSeen = true
+        }
+        if (performance.now() - toldAt > 250) tell()
+        controller.enqueue(chunk)
+      },
+      flush: tell,
+    }),
+  )
 }
 
 function iso(ms: number): string {

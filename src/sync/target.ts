@@ -14,8 +14,11 @@ export interface SyncTarget {
   readonly description: string
   /** The stored state; null before the first window of the first run is committed. */
   state(): Promise<SyncState | null>
-  /** Upserts the locations and queues of /v1/queues, in one transaction. */
-  upsertStructure(locations: readonly Location[]): Promise<{ locations: RowCount; queues: RowCount }>
+  /**
+   * Upserts the locations and queues of /v1/queues, in one transaction; with `deleteAbsent`
+   * (--reconcile) those the API no longer lists are deleted too.
+   */
+  upsertStructure(locations: readonly Location[], deleteAbsent: boolean): Promise<{ locations: RowCount; queues: RowCount }>
   /**
    * Loads one window's CSV export (as it downloads) and commits its rows with `state`, in one
    * transaction: rows new to the mirror are inserted, rows that differ are updated (by `id`).
@@ -25,6 +28,8 @@ export interface SyncTarget {
   loadWindow(load: WindowLoad): Promise<RowCount>
   /** Saves the state alone (the run's summary at its end). */
   saveState(state: SyncState): Promise<void>
+  /** The run's rows are all in: builds what is cheaper to build once than to keep up row by row (PostgreSQL's indexes). */
+  completeRun(): Promise<void>
   /** Removes its temporary files at once, without waiting: the process is ending on a signal. */
   abandon(): void
   close(): Promise<void>
@@ -64,7 +69,13 @@ export interface RowCount {
 
 export const noRows = (): RowCount => ({ inserted: 0, updated: 0, deleted: 0 })
 
-/** The rows of the `locations` and `queues` tables, in their columns' order (id first), from /v1/queues. */
+/** The columns of the `locations` and `queues` tables that hold what /v1/queues lists (id first). */
+export const STRUCTURE_COLUMNS = {
+  locations: ['id', 'name', 'slug'],
+  queues: ['id', 'location_id', 'name', 'slug', 'status'],
+} as const
+
+/** The rows of the `locations` and `queues` tables, in STRUCTURE_COLUMNS' order, from /v1/queues. */
 export function structureRows(locations: readonly Location[]): { locations: string[][]; queues: string[][] } {
   return {
     locations: locations.map((l) => [l.id, l.name, l.slug]),
@@ -80,3 +91,6 @@ export class SyncInputError extends UsageError {}
 
 /** Another run is writing into the target: this run ends having changed nothing (exit 1). */
 export class TargetBusyError extends Error {}
+
+/** A lock the run needed was held by someone else for longer than --timeout (exit 1). */
+export class LockTimeoutError extends Error {}

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { Client, DemoQuotaExceededError, InvalidRequestError, RateLimitedError, UnauthorizedError, ApiNotEnabledError, DataUnavailableError, NetworkError, type RetryEvent, type Ticket } from '../../src/client/index.ts'
+import { Client, DemoQuotaExceededError, InvalidRequestError, RateLimitedError, UnauthorizedError, ApiNotEnabledError, DataUnavailableError, NetworkError, TimeoutError, type RetryEvent, type Ticket } from '../../src/client/index.ts'
 import { TICKET_FIELDS } from '../../src/contract/vocabulary.ts'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
 import { parseCsv, ticketsInFile } from '../support/fixtures.ts'
@@ -236,5 +236,130 @@ describe('Client: limits', () => {
     expect(sleeps).toEqual([])
     const csv = await new Client({ baseUrl: limited.base, token: demo }).exportCsv({ from: '2026-03-01', to: '2026-03-05' }).catch((e) => e)
     expect(csv).toBeInstanceOf(DemoQuotaExceededError)
+  })
+})
+
+describe('Client: nothing waits for ever', () => {
+  /**
+   * A front for the real server that stalls on purpose: `/v1/queues` never answers, and an
+   * export answers its headers and first chunk, then sends nothing more (a server stopped
+   * mid-body, as SIGSTOP leaves it).
+   */
+  function startStallingFront() {
+    return Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(request) {
+        const url = new URL(request.url)
+        if (url.pathname === '/v1/queues') return new Promise<Response>(() => undefined)
+        const upstream = await fetch(`${server.base}${url.pathname}${url.search}`, { headers: request.headers })
+        const reader = upstream.body!.getReader()
+        let sent = false
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            if (sent) return new Promise<void>(() => undefined)
+            sent = true
+            controller.enqueue((await reader.read()).value!)
+          },
+        })
+        // fetch has decoded the body: its encoding and length no longer describe it.
+        const headers = new Headers(upstream.headers)
+        headers.delete('content-encoding')
+        headers.delete('content-length')
+        return new Response(body, { status: upstream.status, headers })
+      },
+    })
+  }
+
+  test('no headers within timeoutMs: TimeoutError, not retried', async () => {
+    const front = startStallingFront()
+    try {
+      const retries: RetryEvent[] = []
+      const client = new Client({ baseUrl: `http://127.0.0.1:${front.port}`, token, timeoutMs: 300, onRetry: (event) => retries.push(event) })
+      const started = Date.now()
+      const error = await client.queues().catch((e) => e)
+      expect(error).toBeInstanceOf(TimeoutError)
+      expect(error.message).toBe('no answer from /v1/queues for 0.3 s (the server or the network stalled)')
+      expect(Date.now() - started).toBeLessThan(3000)
+      expect(retries).toEqual([])
+    } finally {
+      front.stop(true)
+    }
+  })
+
+  test('a body that stops half-way: reading it fails with TimeoutError after timeoutMs', async () => {
+    const front = startStallingFront()
+    try {
+      const client = new Client({ baseUrl: `http://127.0.0.1:${front.port}`, token, timeoutMs: 300 })
+      const csv = await client.exportCsv({ from: FROM, to: FROM + 80 * DAY })
+      const error = await new Response(csv.stream).text().catch((e) => e)
+      expect(error).toBeInstanceOf(TimeoutError)
+    } finally {
+      front.stop(true)
+    }
+  })
+
+  test('a body that comes slowly, read slowly, is not a stalled server: only each wait for the server is timed', async () => {
+    // The real export, sent in 10 pieces 60 ms apart: 600 ms in all, no gap near timeoutMs.
+    const drip = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(request) {
+        const url = new URL(request.url)
+        const upstream = await fetch(`${server.base}${url.pathname}${url.search}`, { headers: request.headers })
+        const bytes = new Uint8Array(await upstream.arrayBuffer())
+        const size = Math.ceil(bytes.length / 10)
+        let at = 0
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            if (at >= bytes.length) return controller.close()
+            if (at > 0) await Bun.sleep(60)
+            controller.enqueue(bytes.slice(at, (at += size)))
+          },
+        })
+        const headers = new Headers(upstream.headers)
+        headers.delete('content-encoding')
+        headers.delete('content-length')
+        return new Response(body, { status: upstream.status, headers })
+      },
+    })
+    try {
+      const client = new Client({ baseUrl: `http://127.0.0.1:${drip.port}`, token, timeoutMs: 250 })
+      const csv = await client.exportCsv({ from: FROM, to: FROM + 80 * DAY })
+      // And the reader takes longer than timeoutMs over each piece (a warehouse busy with the last one).
+      const reader = csv.stream.getReader()
+      const chunks: Uint8Array[] = []
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        chunks.push(value)
+        await Bun.sleep(300)
+      }
+      const rows = Buffer.concat(chunks).toString().trimEnd().split('\n').length - 1
+      expect(rows).toBe(rowsInFile(FROM, FROM + 80 * DAY).length)
+    } finally {
+      drip.stop(true)
+    }
+  })
+
+  test('an AbortSignal ends queues(), pages(), tickets() and the export', async () => {
+    const aborted = AbortSignal.abort(new Error('stopped by the caller'))
+    const client = new Client({ baseUrl: server.base, token })
+    const query = { from: FROM, to: FROM + 80 * DAY, limit: 10 }
+    await expect(client.queues({ signal: aborted })).rejects.toThrow('stopped by the caller')
+    await expect(client.exportCsv(query, { signal: aborted })).rejects.toThrow('stopped by the caller')
+    await expect(collect(client.tickets(query, { signal: aborted }))).rejects.toThrow('stopped by the caller')
+    // Mid-iteration: the page after the abort is never asked for.
+    const controller = new AbortController()
+    let pages = 0
+    const walk = (async () => {
+      for await (const _page of client.pages(query, { signal: controller.signal })) if (++pages === 2) controller.abort(new Error('enough'))
+    })()
+    await expect(walk).rejects.toThrow('enough')
+    expect(pages).toBe(2)
+  })
+
+  test('timeoutMs must be positive', () => {
+    expect(() => new Client({ baseUrl: server.base, token, timeoutMs: 0 })).toThrow('timeoutMs must be a positive number')
   })
 })

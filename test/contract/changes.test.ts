@@ -8,6 +8,7 @@ import { migrate } from '../../src/db/migrator.ts'
 import { openWritableDatabase } from '../../src/db/files.ts'
 import { TENANT_MIGRATIONS } from '../../src/tenant/migrations.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
+import type { ChangedAfterRefusal } from '../../src/contract/vocabulary.ts'
 
 /** Change tracking over the real server (docs/api.md#loading-incrementally): the token, the filter, the errors. */
 
@@ -56,14 +57,14 @@ function replaceWithVersion2File(orgId: string): void {
   db.close()
 }
 
-async function expectChangedAfterError(apiToken: string, token: string, message: RegExp) {
+async function expectChangedAfterError(apiToken: string, token: string, message: RegExp, reason: ChangedAfterRefusal) {
   for (const path of OPERATIONS) {
     const response = await server.get(`${path}&changedAfter=${encodeURIComponent(token)}`, apiToken)
     expect({ path, status: response.status }).toEqual({ path, status: 400 })
     expect(response.headers.get('content-type')).toBe('application/json')
     expect(response.headers.get('x-changes-token')).toBeNull()
     const body = (await response.json()) as { error: string; param: string; message: string }
-    expect(body).toMatchObject({ error: 'invalid_request', param: 'changedAfter' })
+    expect(body).toMatchObject({ error: 'invalid_request', param: 'changedAfter', reason })
     expect(body.message).toMatch(message)
   }
   expect(server.app.pool.stats().leased).toBe(0) // the export's own connection was given back
@@ -98,7 +99,7 @@ describe('X-Changes-Token', () => {
       expect(response.headers.get('x-changes-token')).toBeNull()
       await response.arrayBuffer()
     }
-    await expectChangedAfterError(apiToken, token, /not enabled.*schema version 2.*admin migrate.*without changedAfter/)
+    await expectChangedAfterError(apiToken, token, /not enabled.*schema version 2.*admin migrate.*without changedAfter/, 'not_tracked')
 
     // `admin migrate` (the same migration, through the same function) while the server holds the file open.
     openTenantForWriting(server.dataDir, org.id).close()
@@ -202,7 +203,7 @@ describe('changedAfter errors: 400, param changedAfter, a message that says what
     const { apiToken, writer } = organisation()
     writer.close()
     for (const garbage of ['abc', 'a.b.c', '%00.x', 'x'.repeat(600)]) {
-      await expectChangedAfterError(apiToken, garbage, /is not a changes token.*X-Changes-Token header of an earlier response/)
+      await expectChangedAfterError(apiToken, garbage, /is not a changes token.*X-Changes-Token header of an earlier response/, 'malformed')
     }
   })
 
@@ -212,8 +213,8 @@ describe('changedAfter errors: 400, param changedAfter, a message that says what
     const token = await changesToken(apiToken)
     const [payload, signature] = token.split('.') as [string, string]
     const forged = Buffer.from(Buffer.from(payload, 'base64url').toString().replace(/,(\d+)\]$/, ',0]')).toString('base64url')
-    await expectChangedAfterError(apiToken, `${forged}.${signature}`, /does not carry this service's signature.*unchanged/)
-    await expectChangedAfterError(apiToken, `${payload}.${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`, /signature/)
+    await expectChangedAfterError(apiToken, `${forged}.${signature}`, /does not carry this service's signature.*unchanged/, 'altered')
+    await expectChangedAfterError(apiToken, `${payload}.${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`, /signature/, 'altered')
   })
 
   test("another organisation's", async () => {
@@ -221,7 +222,7 @@ describe('changedAfter errors: 400, param changedAfter, a message that says what
     const theirs = organisation()
     ours.writer.close()
     theirs.writer.close()
-    await expectChangedAfterError(ours.apiToken, await changesToken(theirs.apiToken), /issued to another organisation.*without changedAfter/)
+    await expectChangedAfterError(ours.apiToken, await changesToken(theirs.apiToken), /issued to another organisation.*without changedAfter/, 'other_organisation')
   })
 
   test('another history of the file: recreated, or restored from a copy (after the operator gave it a new history id)', async () => {
@@ -238,14 +239,14 @@ describe('changedAfter errors: 400, param changedAfter, a message that says what
     renameSync(`${path}.backup`, path)
     rmSync(`${path}-wal`, { force: true })
     rmSync(`${path}-shm`, { force: true })
-    await expectChangedAfterError(apiToken, after, /earlier history.*recreated or restored.*load the range again without changedAfter/)
+    await expectChangedAfterError(apiToken, after, /earlier history.*recreated or restored.*load the range again without changedAfter/, 'other_history')
     // A token from before the copy was made cannot be told apart, until the operator does as
     // docs/operations.md#change-tracking-in-the-tenant-files says after a restore.
     expect(await changedIds(apiToken, before)).toEqual([])
     const restored = openTenant(server.dataDir, org.id)
     restored.exec('UPDATE change_history SET history_id = lower(hex(randomblob(16)))')
     restored.close()
-    await expectChangedAfterError(apiToken, before, /earlier history/)
+    await expectChangedAfterError(apiToken, before, /earlier history/, 'other_history')
 
     // Recreated: a new file, a new history; loading the range again gives a token that works.
     for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true })
@@ -254,7 +255,7 @@ describe('changedAfter errors: 400, param changedAfter, a message that says what
     writeTickets(recreated, standardTickets())
     recreated.close()
     const current = await changesToken(apiToken)
-    await expectChangedAfterError(apiToken, before, /earlier history/)
+    await expectChangedAfterError(apiToken, before, /earlier history/, 'other_history')
     expect(await changedIds(apiToken, current)).toEqual([])
   })
 

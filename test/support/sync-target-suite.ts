@@ -27,6 +27,8 @@ export interface TargetHarness {
   iso(column: string): string
   /** `tickets`' column types as the target's catalog names them. */
   ticketTypes(into: string[]): Promise<Record<string, string>>
+  /** Every comment of the mirror's tables, columns and views, keyed `table` or `table.column` (null where none). */
+  comments(into: string[]): Promise<Record<string, string | null>>
   expectedTicketTypes: Record<string, string>
 }
 
@@ -149,7 +151,8 @@ export function syncTargetSuite(harness: TargetHarness) {
 
       const second = await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--json'], env)
       expect(second.status).toBe(0)
-      expect(JSON.parse(second.stdout)).toMatchObject({ firstRun: false, windows: 1, requests: 2, tickets: { inserted: 2, updated: 3, deleted: 0 } })
+      // /v1/queues, the check that the stored token is this organisation's, the changes.
+      expect(JSON.parse(second.stdout)).toMatchObject({ firstRun: false, windows: 1, requests: 3, tickets: { inserted: 2, updated: 3, deleted: 0 } })
       expect(await mirrorTickets(into)).toEqual(tenantTickets(tenant, since))
       expect(await duplicates(into)).toBe(0)
 
@@ -170,6 +173,84 @@ export function syncTargetSuite(harness: TargetHarness) {
       expect(otherSince.status).toBe(2)
       expect(otherSince.stderr).toContain('--since is fixed by the first run')
       expect(await mirrorTickets(into)).toEqual(before)
+    })
+  })
+
+  describe(`${name}: one organisation per mirror`, () => {
+    test("another organisation's token: exit 2 with one line, nothing changed (tickets, locations, queues, state)", async () => {
+      const into = await harness.fresh('other-org')
+      const since = new Date(NOW - 10 * DAY).toISOString()
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--since', since], env)).status).toBe(0)
+      const snapshot = async () => ({
+        tickets: await mirrorTickets(into),
+        locations: await harness.query(into, 'SELECT * FROM locations ORDER BY id'),
+        queues: await harness.query(into, 'SELECT * FROM queues ORDER BY id'),
+        state: await harness.query(into, `SELECT changes_token, ${harness.iso('loaded_until')} AS loaded_until FROM _sync_state`),
+      })
+      const before = await snapshot()
+      const { org, token } = tenant.server.organisation()
+      const db = openTenant(tenant.server.dataDir, org.id)
+      writeStructure(db)
+      writeTickets(db, [{ id: 'theirs-1', number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(NOW - DAY).toISOString() }])
+      db.close()
+      const theirs: Tenant = { server: tenant.server, token, orgId: org.id }
+      for (const extra of [[], ['--reconcile']]) {
+        const run = await sync(theirs, ['--url', tenant.server.base, '--into', ...into, ...extra], env)
+        expect(run.status).toBe(2)
+        expect(run.stderr).toContain('mirrors another organisation than the token')
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+      }
+      expect(await snapshot()).toEqual(before)
+    })
+  })
+
+  describe(`${name}: a mirror for BI tools`, () => {
+    test('a comment on every table, column and view; ticket_details joins the names and computes the waits', async () => {
+      const into = await harness.fresh('bi')
+      const since = NOW - 10 * DAY
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+      const comments = await harness.comments(into)
+      for (const key of ['locations', 'queues', 'tickets', '_sync_state', 'ticket_details', 'tickets._synced_at', 'tickets.called_at', 'queues.location_id']) {
+        expect(Object.keys(comments)).toContain(key)
+      }
+      const missing = Object.entries(comments).filter(([key, text]) => !text && !key.startsWith('ticket_details.'))
+      expect(missing).toEqual([])
+
+      const details = await harness.query(
+        into,
+        `SELECT id, location_name, queue_name, wait_seconds, service_seconds FROM ticket_details WHERE id IN ('x-noshow', 'x-skipped') ORDER BY id`,
+      )
+      const queues = await harness.query(into, `SELECT q.id, q.name AS queue, l.name AS location FROM queues q JOIN locations l ON l.id = q.location_id WHERE q.id IN ('q_id', 'q_zh') ORDER BY q.id`)
+      expect(details.map((row): Record<string, unknown> => ({ ...row, wait_seconds: row.wait_seconds === null ? null : Number(row.wait_seconds) }))).toEqual([
+        { id: 'x-noshow', location_name: queues[0]!.location, queue_name: queues[0]!.queue, wait_seconds: 60, service_seconds: null },
+        { id: 'x-skipped', location_name: queues[1]!.location, queue_name: queues[1]!.queue, wait_seconds: null, service_seconds: null },
+      ])
+      const [all] = await harness.query(into, 'SELECT count(*) AS n, count(location_name) AS named FROM ticket_details')
+      expect(Number(all!.named)).toBe(Number(all!.n))
+    })
+
+    test('_synced_at: a changed row gets a new one, an unchanged row keeps its own', async () => {
+      const into = await harness.fresh('synced-at')
+      const since = NOW - 10 * DAY
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+        const stamps = async () =>
+          Object.fromEntries((await harness.query(into, `SELECT id, ${harness.iso('_synced_at')} AS at FROM tickets`)).map((row) => [row.id, row.at]))
+        const before = await stamps()
+        expect(Object.values(before).every((at) => typeof at === 'string')).toBe(true)
+        const db = openTenant(own.server.dataDir, own.orgId)
+        const [changed, same] = (db.query('SELECT id FROM tickets WHERE created_at >= ? ORDER BY created_at LIMIT 2').all(new Date(since).toISOString()) as { id: string }[]).map((r) => r.id)
+        db.query("UPDATE tickets SET status = 'CANCELED', cancelled_at = ? WHERE id = ?").run(new Date().toISOString(), changed!)
+        db.close()
+        await Bun.sleep(5)
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile'], env)).status).toBe(0)
+        const after = await stamps()
+        expect(Date.parse(String(after[changed!]))).toBeGreaterThan(Date.parse(String(before[changed!])))
+        expect(after[same!]).toBe(before[same!])
+      } finally {
+        await own.server.close()
+      }
     })
   })
 
@@ -226,8 +307,8 @@ export function syncTargetSuite(harness: TargetHarness) {
         const reconciled = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--json'], env)
         expect(reconciled.stderr).toBe('')
         expect(reconciled.status).toBe(0)
-        // One request for /v1/queues, three windows over the 200 days, then the changes pass.
-        expect(JSON.parse(reconciled.stdout)).toMatchObject({ reconciled: true, windows: 4, requests: 5, tickets: { inserted: 1, updated: 1, deleted: 2 } })
+        // The token's check, /v1/queues, three windows over the 200 days, then the changes pass.
+        expect(JSON.parse(reconciled.stdout)).toMatchObject({ reconciled: true, windows: 4, requests: 6, tickets: { inserted: 1, updated: 1, deleted: 2 } })
         expect(await mirrorTickets(into)).toEqual(tenantTickets(own, since))
         expect(await duplicates(into)).toBe(0)
         const again = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--json'], env)
@@ -262,6 +343,36 @@ export function syncTargetSuite(harness: TargetHarness) {
         // And the token it keeps is the new history's: the next run moves nothing.
         const next = await sync(own, ['--url', own.server.base, '--into', ...into, '--json'], env)
         expect(JSON.parse(next.stdout)).toMatchObject({ reconciled: false, tickets: { inserted: 0, updated: 0, deleted: 0 } })
+      } finally {
+        await own.server.close()
+      }
+    }, 60_000)
+
+    test('locations and queues the API no longer lists are deleted too, and counted; a plain run keeps them', async () => {
+      const into = await harness.fresh('reconcile-structure')
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(NOW - 10 * DAY).toISOString()], env)).status).toBe(0)
+        const db = openTenant(own.server.dataDir, own.orgId)
+        db.query("DELETE FROM queues WHERE id = 'q_zh'").run()
+        db.query("DELETE FROM locations WHERE id = 'loc_empty'").run()
+        db.close()
+        const structure = async () => ({
+          locations: (await harness.query(into, 'SELECT id FROM locations ORDER BY id')).map((row) => row.id),
+          queues: (await harness.query(into, 'SELECT id FROM queues ORDER BY id')).map((row) => row.id),
+        })
+        const plain = await sync(own, ['--url', own.server.base, '--into', ...into, '--json'], env)
+        expect(JSON.parse(plain.stdout)).toMatchObject({ locations: { deleted: 0 }, queues: { deleted: 0 } })
+        expect((await structure()).queues).toContain('q_zh')
+
+        const reconciled = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--json'], env)
+        expect(reconciled.status).toBe(0)
+        expect(JSON.parse(reconciled.stdout)).toMatchObject({ locations: { inserted: 0, updated: 0, deleted: 1 }, queues: { inserted: 0, updated: 0, deleted: 1 } })
+        const { locations } = await new Client({ baseUrl: own.server.base, token: own.token }).queues()
+        expect(await structure()).toEqual({
+          locations: locations.map((l) => l.id).sort(),
+          queues: locations.flatMap((l) => l.queues.map((q) => q.id)).sort(),
+        })
       } finally {
         await own.server.close()
       }
@@ -354,19 +465,21 @@ export function syncTargetSuite(harness: TargetHarness) {
     }, 60_000)
 
     test('SIGKILL during the backfill: the next run resumes and ends equal, with no duplicate', async () => {
-      // Three requests a minute: /v1/queues and two windows, then the run waits for the minute window.
-      const limited = await tenantServer({ rateLimitPerMinute: 3 })
+      // Four requests a minute: /v1/queues and three windows, then the run waits for the minute
+      // window. The resumed run's four (the token's check, /v1/queues, the last window, the
+      // changes) fit in the next minute.
+      const limited = await tenantServer({ rateLimitPerMinute: 4 })
       try {
         const into = await harness.fresh('killed')
-        const since = NOW - 199 * DAY
+        const since = NOW - 280 * DAY
         const child = startSync(limited, ['--url', limited.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env, true)
         await eventually(() => limited.server.logger.lines.some((line) => line.includes('"status":429')), 30_000, 'the run to wait for the minute window')
         child.kill('SIGKILL')
         expect(await child.exited).toBe(137)
 
         const [partial] = await harness.query(into, `SELECT (SELECT count(*) FROM tickets) AS n, (SELECT ${harness.iso('loaded_until')} FROM _sync_state) AS until`)
-        expect(Date.parse(String(partial!.until))).toBe(since + 180 * DAY)
-        expect(Number(partial!.n)).toBe(tenantTickets(limited, since, since + 180 * DAY).length)
+        expect(Date.parse(String(partial!.until))).toBe(since + 270 * DAY)
+        expect(Number(partial!.n)).toBe(tenantTickets(limited, since, since + 270 * DAY).length)
 
         limited.server.clock.advance(61_000)
         const resumed = await sync(limited, ['--url', limited.server.base, '--into', ...into, '--json'], env)

@@ -17,11 +17,19 @@ syncTargetSuite({
     Object.fromEntries(
       (await queryDuckDb(into[0]!, `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'tickets'`)).map((c) => [c.column_name, c.data_type]),
     ),
+  comments: async (into) => {
+    const rows = await queryDuckDb(
+      into[0]!,
+      `SELECT table_name AS name, comment FROM duckdb_tables() UNION ALL SELECT view_name, comment FROM duckdb_views() WHERE NOT internal
+       UNION ALL SELECT table_name || '.' || column_name, comment FROM duckdb_columns() WHERE NOT internal`,
+    )
+    return Object.fromEntries(rows.map((row) => [String(row.name), (row.comment as string | null) ?? null]))
+  },
   expectedTicketTypes: {
     id: 'VARCHAR', number: 'INTEGER', queue_id: 'VARCHAR', location_id: 'VARCHAR', status: 'VARCHAR',
     created_at: 'TIMESTAMP WITH TIME ZONE', called_at: 'TIMESTAMP WITH TIME ZONE', completed_at: 'TIMESTAMP WITH TIME ZONE',
     cancelled_at: 'TIMESTAMP WITH TIME ZONE', skipped_at: 'TIMESTAMP WITH TIME ZONE', no_show_at: 'TIMESTAMP WITH TIME ZONE',
-    called_by_device_session_id: 'VARCHAR',
+    called_by_device_session_id: 'VARCHAR', _synced_at: 'TIMESTAMP WITH TIME ZONE',
   },
 })
 

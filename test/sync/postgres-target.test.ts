@@ -3,6 +3,8 @@ import { SQL } from 'bun'
 import { join } from 'node:path'
 import { postgresAvailable, startPostgres, type PostgresServer } from '../support/postgres-server.ts'
 import { DAY, startSync, sync, syncTargetSuite, tenantServer, tenantTickets, type Tenant } from '../support/sync-target-suite.ts'
+import { openTenant } from '../support/harness.ts'
+import { writeTickets } from '../support/fixtures.ts'
 import { eventually } from '../support/raw-http.ts'
 import { runLockKey } from '../../src/sync/postgres-target.ts'
 
@@ -63,11 +65,22 @@ describe.skipIf(!available)('PostgreSQL target', () => {
           data_type: string
         }[]).map((c) => [c.column_name, c.data_type]),
       ),
+    comments: async (into) => {
+      const rows = (await reader().unsafe(
+        `SELECT c.relname AS name, obj_description(c.oid, 'pg_class') AS comment FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = $1 AND c.relkind IN ('r', 'v')
+         UNION ALL
+         SELECT c.relname || '.' || a.attname, col_description(c.oid, a.attnum) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+           JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'v') AND a.attnum > 0 AND NOT a.attisdropped`,
+        [schemaOf(into)],
+      )) as { name: string; comment: string | null }[]
+      return Object.fromEntries(rows.map((row) => [row.name, row.comment]))
+    },
     expectedTicketTypes: {
       id: 'text', number: 'integer', queue_id: 'text', location_id: 'text', status: 'text',
       created_at: 'timestamp with time zone', called_at: 'timestamp with time zone', completed_at: 'timestamp with time zone',
       cancelled_at: 'timestamp with time zone', skipped_at: 'timestamp with time zone', no_show_at: 'timestamp with time zone',
-      called_by_device_session_id: 'text',
+      called_by_device_session_id: 'text', _synced_at: 'timestamp with time zone',
     },
   })
 
@@ -89,17 +102,162 @@ describe.skipIf(!available)('PostgreSQL target', () => {
     })
   })
 
+  describe('PostgreSQL: a mirror for BI tools', () => {
+    let tenant: Tenant
+    beforeAll(async () => {
+      tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
+    })
+    afterAll(() => tenant.server.close())
+    const since = () => new Date(Date.now() - 5 * DAY).toISOString()
+
+    test('indexes for time ranges and per queue or location; last_run is a JSON object', async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'indexed', '--since', since()])).status).toBe(0)
+      const indexes = server.psql('warehouse', "SELECT string_agg(indexdef, E'\\n' ORDER BY indexname) FROM pg_indexes WHERE schemaname = 'indexed' AND tablename = 'tickets'")
+      expect(indexes).toContain('ON indexed.tickets USING btree (created_at)')
+      expect(indexes).toContain('ON indexed.tickets USING btree (queue_id, created_at)')
+      expect(indexes).toContain('ON indexed.tickets USING btree (location_id, created_at)')
+      expect(server.psql('warehouse', 'SELECT jsonb_typeof(last_run) FROM indexed._sync_state')).toBe('object')
+      // A BI reader inside a long transaction (REPEATABLE READ, as a dashboard's export holds
+      // it) does not hold a later run up: the mirror's shape is current, so no DDL is run.
+      const pool = new SQL(databaseUrl, { max: 1 })
+      const bi = await pool.reserve()
+      try {
+        await bi.unsafe('BEGIN ISOLATION LEVEL REPEATABLE READ')
+        await bi.unsafe('SELECT count(*) FROM indexed.ticket_details')
+        const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'indexed', '--timeout', '2'])
+        expect(run.stderr).toStartWith('mirror current')
+        expect(run.status).toBe(0)
+        await bi.unsafe('COMMIT')
+      } finally {
+        bi.release()
+        await pool.close()
+      }
+    })
+
+    test('a mirror made by the previous release (no _synced_at, last_run a JSON string) is brought up to date', async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'previous', '--since', since()])).status).toBe(0)
+      server.psql('warehouse', `DROP VIEW previous.ticket_details; ALTER TABLE previous.tickets DROP COLUMN _synced_at;
+        UPDATE previous._sync_state SET last_run = to_jsonb(last_run::text)`)
+      const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'previous', '--json'])
+      expect(run.status).toBe(0)
+      expect(server.psql('warehouse', 'SELECT jsonb_typeof(last_run) FROM previous._sync_state')).toBe('object')
+      expect(server.psql('warehouse', 'SELECT count(*) = count(_synced_at) FROM previous.ticket_details')).toBe('t')
+    })
+
+    test('--grant ROLE: the role reads the schema, tables made later included, before and after a reconcile; an unknown role is exit 2', async () => {
+      server.psql('postgres', 'CREATE ROLE bi_reader LOGIN')
+      const asReader = new SQL(databaseUrl.replace('postgres@', 'bi_reader@'), { max: 1 })
+      try {
+        expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'granted', '--since', since(), '--grant', 'bi_reader'])).status).toBe(0)
+        const read = async () => (await asReader.unsafe('SELECT count(*)::int AS n FROM granted.ticket_details WHERE queue_name IS NOT NULL')) as { n: number }[]
+        expect((await read())[0]!.n).toBeGreaterThan(0)
+        // A view dropped and made again by a later run (without --grant) is readable too: default privileges.
+        server.psql('warehouse', 'DROP VIEW granted.ticket_details')
+        expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'granted', '--reconcile'])).status).toBe(0)
+        expect((await read())[0]!.n).toBeGreaterThan(0)
+        await expect(asReader.unsafe('DELETE FROM granted.tickets')).rejects.toThrow('permission denied')
+      } finally {
+        await asReader.close()
+      }
+      const unknown = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'granted', '--grant', 'nobody_here'])
+      expect(unknown.status).toBe(2)
+      expect(unknown.stderr).toContain('--grant nobody_here: there is no such role')
+    })
+
+    test('an API that stalls in the middle of an export: exit 1 after --timeout, the COPY rolled back, the run lock released', async () => {
+      // A front for the server that, once told to, sends an export's headers and first chunk and
+      // then nothing more, as a stopped server process does.
+      let stall = false
+      const front = Bun.serve({
+        port: 0,
+        hostname: '127.0.0.1',
+        async fetch(request) {
+          const url = new URL(request.url)
+          const upstream = await fetch(`${tenant.server.base}${url.pathname}${url.search}`, { headers: request.headers })
+          const headers = new Headers(upstream.headers)
+          headers.delete('content-encoding')
+          headers.delete('content-length')
+          if (!stall || !url.pathname.endsWith('.csv')) return new Response(await upstream.arrayBuffer(), { status: upstream.status, headers })
+          const reader = upstream.body!.getReader()
+          let sent = false
+          const body = new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              if (sent) return new Promise<void>(() => undefined)
+              sent = true
+              controller.enqueue((await reader.read()).value!)
+            },
+          })
+          return new Response(body, { status: upstream.status, headers })
+        },
+      })
+      const base = `http://127.0.0.1:${front.port}`
+      try {
+        expect((await sync(tenant, ['--url', base, '--into', databaseUrl, '--schema', 'stalled', '--since', since()])).status).toBe(0)
+        const writer = openTenant(tenant.server.dataDir, tenant.orgId)
+        writeTickets(writer, [{ id: 'pg-stalled-new', number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() }])
+        writer.close()
+        stall = true
+        const started = Date.now()
+        const run = await sync(tenant, ['--url', base, '--into', databaseUrl, '--schema', 'stalled', '--timeout', '2'])
+        expect(run.status).toBe(1)
+        expect(Date.now() - started).toBeLessThan(20_000)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain(`no byte from ${base} for 2 s (--timeout)`)
+        expect(server.psql('warehouse', "SELECT count(*) FROM stalled.tickets WHERE id = 'pg-stalled-new'")).toBe('0')
+        stall = false
+        const after = await sync(tenant, ['--url', base, '--into', databaseUrl, '--schema', 'stalled', '--timeout', '2'])
+        expect(after.status).toBe(0)
+        expect(server.psql('warehouse', "SELECT count(*) FROM stalled.tickets WHERE id = 'pg-stalled-new'")).toBe('1')
+      } finally {
+        front.stop(true)
+      }
+    }, 60_000)
+
+    test('a lock held by another session past --timeout: exit 1 naming its backend, nothing of the window kept, the run lock released', async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'locked', '--since', since()])).status).toBe(0)
+      const writer = openTenant(tenant.server.dataDir, tenant.orgId)
+      writeTickets(writer, [{ id: 'pg-locked-new', number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() }])
+      writer.close()
+      const pool = new SQL(databaseUrl, { max: 1 })
+      const holder = await pool.reserve()
+      try {
+        const [{ pid }] = (await holder.unsafe('SELECT pg_backend_pid() AS pid')) as [{ pid: number }]
+        await holder.unsafe('BEGIN')
+        await holder.unsafe('LOCK TABLE locked.tickets IN SHARE MODE')
+        const started = Date.now()
+        const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'locked', '--timeout', '1', '--json'])
+        expect(run.status).toBe(1)
+        expect(Date.now() - started).toBeLessThan(15_000)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain(`held for longer than --timeout (1 s) by PostgreSQL backend ${pid}`)
+        expect(JSON.parse(run.stdout)).toMatchObject({ error: 'timeout' })
+        await holder.unsafe('ROLLBACK')
+      } finally {
+        holder.release()
+        await pool.close()
+      }
+      expect(server.psql('warehouse', "SELECT count(*) FROM locked.tickets WHERE id = 'pg-locked-new'")).toBe('0')
+      const after = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'locked', '--json'])
+      expect(after.status).toBe(0)
+      expect(server.psql('warehouse', "SELECT count(*) FROM locked.tickets WHERE id = 'pg-locked-new'")).toBe('1')
+    }, 60_000)
+  })
+
   describe('PostgreSQL: docs/loading.md followed', () => {
-    test('its sync command loads the database; its read-only user runs its first query', async () => {
+    test('its read-only user, its sync command with --grant, and that user\'s first query', async () => {
       const docs = await Bun.file(join(import.meta.dir, '..', '..', 'docs', 'loading.md')).text()
-      const command = /\n(npm run -s sync -- --url http:\/\/127\.0\.0\.1:3000 --into postgresql:\/\/\S+)\n/.exec(docs)![1]!
+      const command = /\n(npm run -s sync -- --url http:\/\/127\.0\.0\.1:3000 --into postgresql:\/\/\S+ --grant bi)\n/.exec(docs)![1]!
       const [documentedUrl] = /postgresql:\/\/\S+/.exec(command)!
+      const blocks = [...docs.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!)
+      const role = blocks.find((block) => block.startsWith('CREATE ROLE bi'))
+      const query = blocks.find((block) => block.includes('median_wait_minutes'))
       const tenant = await tenantServer({ rateLimitPerMinute: 100_000 })
       try {
         // The documented database, on this test's cluster: the same user and database names.
         const { pathname, username } = new URL(documentedUrl)
         server.psql('postgres', `CREATE ROLE ${username} LOGIN`)
         server.psql('postgres', `CREATE DATABASE ${pathname.slice(1)} OWNER ${username}`)
+        server.psql('postgres', role!)
         const url = documentedUrl.replace(/@[^/]+\//, `@127.0.0.1:${server.port}/`)
         // Asynchronously: the server answering it runs in this process.
         const run = Bun.spawn(['bash', '-c', command.replace('http://127.0.0.1:3000', tenant.server.base).replace(documentedUrl, url)], {
@@ -110,15 +268,17 @@ describe.skipIf(!available)('PostgreSQL target', () => {
         expect(await new Response(run.stderr).text()).toStartWith('mirror current up to')
         expect(await run.exited).toBe(0)
 
-        const blocks = [...docs.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!)
-        const grants = blocks.find((block) => block.startsWith('CREATE ROLE bi'))
-        const query = blocks.find((block) => block.includes('median_wait_minutes'))
-        server.psql(pathname.slice(1), grants!)
         const bi = new SQL(url.replace(`${username}@`, 'bi:change-me@'), { max: 1 })
         try {
-          const rows = (await bi.unsafe(query!)) as { queue: string; day: unknown; median_wait_minutes: string }[]
+          const rows = (await bi.unsafe(query!)) as { location: string; queue: string; day: unknown; median_wait_minutes: string }[]
           expect(rows.length).toBeGreaterThan(0)
-          expect(rows.find((row) => row.queue === 'Payments')).toMatchObject({ median_wait_minutes: '0.5' })
+          expect(rows.find((row) => row.queue === 'Payments')).toMatchObject({ location: expect.any(String), median_wait_minutes: '0.5' })
+          // Its days are UTC's whatever the session's time zone.
+          const elsewhere = await bi.begin(async (tx) => {
+            await tx.unsafe("SET LOCAL TIME ZONE 'Pacific/Auckland'")
+            return tx.unsafe(query!)
+          })
+          expect([...elsewhere]).toEqual([...rows])
           // Read-only: the BI user cannot write the mirror.
           await expect(bi.unsafe(`DELETE FROM tickets`)).rejects.toThrow('permission denied')
         } finally {
@@ -132,11 +292,12 @@ describe.skipIf(!available)('PostgreSQL target', () => {
 
   describe('PostgreSQL: a reader during a sync', () => {
     test('a second connection querying all along never sees an error nor half a window', async () => {
-      // Three requests a minute: the run loads two windows, then waits for the minute window,
-      // where the reader sees the first two windows committed; then it is stopped and run again.
-      const limited = await tenantServer({ rateLimitPerMinute: 3 })
+      // Four requests a minute: the run loads three windows, then waits for the minute window,
+      // where the reader sees them committed; then it is stopped and run again (four requests:
+      // the token's check, /v1/queues, the last window, the changes).
+      const limited = await tenantServer({ rateLimitPerMinute: 4 })
       const schema = 'during'
-      const since = Date.now() - 199 * DAY
+      const since = Date.now() - 280 * DAY
       const seen: { rows: number; loadedUntil: number | null }[] = []
       const errors: unknown[] = []
       let polling = true
@@ -187,8 +348,8 @@ describe.skipIf(!available)('PostgreSQL target', () => {
           else expect(observation.rows).toBe(countBefore(observation.loadedUntil))
           states.add(String(observation.loadedUntil))
         }
-        // The reader saw the run part-way (two windows) and at its end.
-        expect(states.has(String(since + 180 * DAY))).toBe(true)
+        // The reader saw the run part-way (three windows) and at its end.
+        expect(states.has(String(since + 270 * DAY))).toBe(true)
       } finally {
         await limited.server.close()
       }

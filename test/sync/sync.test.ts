@@ -2,13 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { queryDuckDb } from '../support/duckdb-query.ts'
 import { join } from 'node:path'
-import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { startServerProcess } from '../support/server-process.ts'
 import { openTenant, tempDataDir } from '../support/harness.ts'
 import { writeTickets } from '../support/fixtures.ts'
 import { DAY, startSync, sync, tenantServer, type Tenant } from '../support/sync-target-suite.ts'
 import { eventually } from '../support/raw-http.ts'
 import { DuckDbTarget } from '../../src/sync/duckdb-target.ts'
-import { runSync } from '../../src/sync/sync.ts'
+import { runSync, type SyncProgress } from '../../src/sync/sync.ts'
 import { Client } from '../../src/client/index.ts'
 
 /**
@@ -45,8 +46,8 @@ describe('sync: the DuckDB commands of docs/loading.md', () => {
     expect(run.stderr.toString()).toBe('')
     expect(run.exitCode).toBe(0)
     const lines = run.stdout.toString().split('\n')
-    expect(lines[0]).toMatch(/^queue\s+day\s+median_wait_minutes$/)
-    expect(lines.find((line) => line.startsWith('Payments'))).toMatch(/^Payments\s+\d{4}-\d{2}-\d{2}\s+0\.5$/)
+    expect(lines[0]).toMatch(/^location\s+queue\s+day\s+median_wait_minutes$/)
+    expect(lines.find((line) => / Payments /.test(line))).toMatch(/^\S.*\s+Payments\s+\d{4}-\d{2}-\d{2}\s+0\.5$/)
   })
 
   test('duckdb: wrong usage exits 2, a bad query 1, each with one line', async () => {
@@ -59,17 +60,14 @@ describe('sync: the DuckDB commands of docs/loading.md', () => {
     expect(bad.stdout.toString()).toBe('')
   })
 
-  test("the median-wait query of docs/loading.md runs on the mirror", async () => {
-    const rows = await queryDuckDb(
-      file,
-      `SELECT q.name AS queue, t.created_at::DATE AS day,
-              round(median(epoch(t.called_at) - epoch(t.created_at)) / 60, 1) AS median_wait_minutes
-         FROM tickets t JOIN queues q ON q.id = t.queue_id
-        WHERE t.called_at IS NOT NULL
-        GROUP BY ALL ORDER BY day, queue LIMIT 5`,
-    )
-    expect(rows).toHaveLength(5)
-    expect(rows[0]).toMatchObject({ queue: 'Payments', median_wait_minutes: 0.5 })
+  test("the documented query's days do not follow the process's time zone", async () => {
+    const docs = await Bun.file(join(import.meta.dir, '..', '..', 'docs', 'loading.md')).text()
+    const snippet = /```sh\n(npm run -s duckdb -- tickets\.duckdb[\s\S]*?)```/.exec(docs)![1]!
+    const inZone = (zone: string) =>
+      Bun.spawnSync(['bash', '-c', snippet.replace('tickets.duckdb', file)], { env: { ...process.env, TZ: zone }, stdout: 'pipe', stderr: 'pipe' }).stdout.toString()
+    const utc = inZone('UTC')
+    expect(utc.split('\n').length).toBeGreaterThan(10)
+    expect(inZone('Pacific/Auckland')).toBe(utc)
   })
 })
 
@@ -113,6 +111,29 @@ describe('sync: tickets created while a run goes on', () => {
   }, 30_000)
 })
 
+describe('sync: progress', () => {
+  test('a reconcile that changes nothing still shows the rows it reads, and a rate', async () => {
+    const file = join(temp.dir, 'progress.duckdb')
+    const since = Date.now() - 150 * DAY
+    const run = async (reconcile: boolean) => {
+      const target = await DuckDbTarget.open(file)
+      const seen: SyncProgress[] = []
+      try {
+        await runSync({ client: new Client({ baseUrl: tenant.server.base, token: tenant.token }), target, baseUrl: tenant.server.base, since, now: Date.now(), reconcile, onProgress: (p) => seen.push(p) })
+      } finally {
+        await target.close()
+      }
+      return seen
+    }
+    await run(false)
+    const seen = await run(true)
+    const last = seen.filter((p) => p.phase === 'reconcile').at(-1)!
+    const [{ n }] = (await queryDuckDb(file, 'SELECT count(*) AS n FROM tickets')) as [{ n: string }]
+    expect(last.rows).toBe(Number(n))
+    expect(last.windowsDone).toBe(last.windowsTotal)
+  })
+})
+
 describe('sync: wrong input and failures', () => {
   test.each([
     [['--into', 'x.duckdb'], '--url is required'],
@@ -123,7 +144,11 @@ describe('sync: wrong input and failures', () => {
     [['--url', 'http://127.0.0.1:1', '--into', 'mysql://me:s3cret@db.example/warehouse'], 'mysql:// is not supported'],
     [['--url', 'http://127.0.0.1:1', '--into', 'tickets.txt'], 'ends in .duckdb'],
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--schema', 'analytics'], '--schema applies to a PostgreSQL target only'],
-    [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'no-dashes'], '--schema takes a plain name'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'no-dashes'], '--schema takes a lower-case name'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'Analytics'], 'got Analytics: use --schema analytics'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--grant', 'BI'], '--grant takes a lower-case name'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--grant', 'bi'], '--grant applies to a PostgreSQL target only'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--timeout', 'soon'], '--timeout takes a number of seconds'],
     [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/'], '--into needs a host and a database'],
     [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db?ssl=true'], 'the URL parameter ssl is not supported; sync reads sslmode and sslrootcert'],
     [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db?sslmode=always'], 'sslmode always is not one of disable, allow, prefer, require, verify-ca, verify-full'],
@@ -176,12 +201,67 @@ describe('sync: wrong input and failures', () => {
     expect(run.stderr).not.toContain('svc_not_a_real_token')
   })
 
-  test('--url ending in /v1: the failure says to leave /v1 out', async () => {
-    const run = await sync(tenant, ['--url', `${tenant.server.base}/v1`, '--into', join(temp.dir, 'v1.duckdb')])
-    expect(run.status).toBe(1)
+  test('--url ending in /v1: wrong input (exit 2) that says to leave /v1 out; no file is left', async () => {
+    const file = join(temp.dir, 'v1.duckdb')
+    const run = await sync(tenant, ['--url', `${tenant.server.base}/v1`, '--into', file])
+    expect(run.status).toBe(2)
     expect(run.stderr.trim().split('\n')).toHaveLength(1)
     expect(run.stderr).toContain(`without /v1: try --url ${tenant.server.base}`)
+    expect(existsSync(file)).toBe(false)
   })
+
+  test('a first run refused by the API (a wrong token) leaves no file behind', async () => {
+    const file = join(temp.dir, 'refused-first.duckdb')
+    const run = await sync(tenant, ['--url', tenant.server.base, '--into', file], { API_TOKEN: 'svc_not_a_real_token_at_all_0000000000' })
+    expect(run.status).toBe(1)
+    expect(existsSync(file)).toBe(false)
+  })
+
+  test('--json: a failure prints one JSON document on stdout as well as the line on stderr', async () => {
+    const usage = await sync(tenant, ['--url', tenant.server.base, '--into', join(temp.dir, 'json.duckdb'), '--json', '--timeout', '0'])
+    expect(usage.status).toBe(2)
+    expect(JSON.parse(usage.stdout)).toEqual({ error: 'usage', message: expect.stringContaining('--timeout takes a number of seconds') })
+    expect(usage.stderr.trim().split('\n')).toHaveLength(1)
+    const refused = await sync(tenant, ['--url', tenant.server.base, '--into', join(temp.dir, 'json.duckdb'), '--json'], { API_TOKEN: 'svc_not_a_real_token_at_all_0000000000' })
+    expect(refused.status).toBe(1)
+    expect(JSON.parse(refused.stdout)).toEqual({ error: 'failure', message: expect.stringContaining('refused the token in API_TOKEN') })
+  })
+
+  test('--quiet prints nothing on success; --token-file reads the token; wrong ones exit 2', async () => {
+    const file = join(temp.dir, 'quiet.duckdb')
+    const tokenFile = join(temp.dir, 'token')
+    writeFileSync(tokenFile, `${tenant.token}\n`, { mode: 0o600 })
+    const run = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--quiet', '--token-file', tokenFile], { API_TOKEN: '' })
+    expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({ status: 0, stdout: '', stderr: '' })
+    const missing = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--token-file', join(temp.dir, 'no-such-token')])
+    expect(missing.status).toBe(2)
+    expect(missing.stderr).toContain('--token-file')
+    const both = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--token-file', tokenFile, '--token-env', 'API_TOKEN'])
+    expect(both.status).toBe(2)
+    expect(both.stderr).toContain('exclude each other')
+  })
+
+  test('a stalled API (its process stopped): --timeout ends the run with exit 1 and one line, the committed windows kept', async () => {
+    const file = join(temp.dir, 'stalled.duckdb')
+    const process_ = await startServerProcess({ DATA_DIR: tenant.server.dataDir, RATE_LIMIT_PER_MINUTE: '1000' })
+    try {
+      expect((await sync(tenant, ['--url', process_.base, '--into', file, '--since', new Date(NOW - 20 * DAY).toISOString()])).status).toBe(0)
+      const before = await queryDuckDb(file, 'SELECT count(*) AS n FROM tickets')
+      process_.process.kill('SIGSTOP')
+      const started = Date.now()
+      const run = await sync(tenant, ['--url', process_.base, '--into', file, '--timeout', '2', '--json'])
+      process_.process.kill('SIGCONT')
+      expect(run.status).toBe(1)
+      expect(Date.now() - started).toBeLessThan(20_000)
+      expect(run.stderr.trim().split('\n')).toHaveLength(1)
+      expect(run.stderr).toContain(`no byte from ${process_.base} for 2 s (--timeout)`)
+      expect(JSON.parse(run.stdout)).toMatchObject({ error: 'timeout' })
+      expect(await queryDuckDb(file, 'SELECT count(*) AS n FROM tickets')).toEqual(before)
+    } finally {
+      process_.process.kill('SIGCONT')
+      await process_.stop()
+    }
+  }, 60_000)
 
   test('no server at the URL: exit 1 naming the URL given, not a path of the API', async () => {
     const run = await sync(tenant, ['--url', 'http://127.0.0.1:9', '--into', join(temp.dir, 'nothing.duckdb')])
