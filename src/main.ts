@@ -7,6 +7,7 @@ import { ControlStore } from './control/store.ts'
 import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/workers.ts'
 import { shownUrl } from './server/shown-url.ts'
 import { parentMetrics, serverMetrics } from './metrics/setup.ts'
+import { IN_COMPILED_FILE } from './web/served-files.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
 
@@ -56,7 +57,8 @@ if (config.workers > 1 && worker === undefined) {
     config,
     logger,
     port,
-    entry: import.meta.path,
+    // In the compiled file a worker is the same executable's `serve` command (src/cli/queue-api.ts).
+    entry: IN_COMPILED_FILE ? 'serve' : import.meta.path,
     flush: sink.flush,
     channel: metrics?.channel,
     beforeStart: (port) => {

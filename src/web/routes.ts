@@ -3,9 +3,9 @@ import { Elysia } from 'elysia'
 import { dirname, join, relative, resolve } from 'node:path'
 import { buildOpenApiDocument, type DocumentedLimits } from '../openapi/document.ts'
 import { compressedAsset } from './compressed-asset.ts'
+import { prebuiltScript, swaggerUiFile, webFile } from './served-files.ts'
 
 const WEB = import.meta.dir
-const SWAGGER_UI = dirname(Bun.resolveSync('swagger-ui-dist/package.json', import.meta.dir))
 
 /**
  * Nothing on these pages comes from another host: scripts, styles and API calls are same-origin.
@@ -55,7 +55,8 @@ export const SCRIPT_BUILD = { target: 'browser', format: 'esm', minify: true } a
 
 /**
  * The scripts above, built by one Bun.build on the first request for any of them and kept (a
- * failed build is tried again by the next request). The server needs no build step of its own.
+ * failed build is tried again by the next request). The server needs no build step of its own;
+ * the compiled file serves the ones built into it.
  */
 function scriptBundles(): (name: string) => (context: { request: Request }) => Promise<Response> {
   let built: Promise<Map<string, string>> | undefined
@@ -72,6 +73,8 @@ function scriptBundles(): (name: string) => (context: { request: Request }) => P
     return new Map(await Promise.all(Object.entries(SCRIPTS).map(async ([name, entry]) => [name, await outputOf(entry)] as const)))
   }
   const bundle = async (name: string) => {
+    const prebuilt = prebuiltScript(name)
+    if (prebuilt !== undefined) return Bun.file(prebuilt).bytes()
     built ??= build().catch((error) => {
       built = undefined // a later request tries again
       throw error
@@ -99,16 +102,16 @@ function asset(path: string, type: string): () => Response {
 export function webRoutes(limits: DocumentedLimits) {
   const document = JSON.stringify(buildOpenApiDocument(limits))
   const routes = new Elysia({ name: 'web' })
-    .get('/', asset(join(WEB, 'index.html'), 'text/html; charset=utf-8'))
-    .get('/docs', asset(join(WEB, 'docs.html'), 'text/html; charset=utf-8'))
+    .get('/', asset(webFile('index.html'), 'text/html; charset=utf-8'))
+    .get('/docs', asset(webFile('docs.html'), 'text/html; charset=utf-8'))
     // Browsers ask for /favicon.ico on every page whatever the page links: answer it rather than 404.
-    .get('/favicon.ico', asset(join(WEB, 'favicon.ico'), 'image/x-icon'))
-    .get('/assets/swagger-ui/swagger-ui.css', compressedFile(join(SWAGGER_UI, 'swagger-ui.css'), 'text/css; charset=utf-8'))
-    .get('/assets/swagger-ui/swagger-ui-bundle.js', compressedFile(join(SWAGGER_UI, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8'))
+    .get('/favicon.ico', asset(webFile('favicon.ico'), 'image/x-icon'))
+    .get('/assets/swagger-ui/swagger-ui.css', compressedFile(swaggerUiFile('swagger-ui.css'), 'text/css; charset=utf-8'))
+    .get('/assets/swagger-ui/swagger-ui-bundle.js', compressedFile(swaggerUiFile('swagger-ui-bundle.js'), 'text/javascript; charset=utf-8'))
     .get('/openapi.json', () => new Response(document, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } }))
   // Elysia's .get() adds the route to the instance itself (it returns `this`, with a wider type).
   const script = scriptBundles()
   for (const name of Object.keys(SCRIPTS)) routes.get(`/assets/${name}`, script(name))
-  for (const name of STYLESHEETS) routes.get(`/assets/${name}`, compressedFile(join(WEB, name), 'text/css; charset=utf-8'))
+  for (const name of STYLESHEETS) routes.get(`/assets/${name}`, compressedFile(webFile(name), 'text/css; charset=utf-8'))
   return routes
 }
