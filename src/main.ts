@@ -8,6 +8,7 @@ import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/worker
 import { shownUrl } from './server/shown-url.ts'
 import { parentMetrics, serverMetrics } from './metrics/setup.ts'
 import { IN_COMPILED_FILE } from './web/served-files.ts'
+import { DataDirectoryError, ensureWritableDataDirectory } from './db/writable-data-directory.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
 
@@ -34,6 +35,16 @@ const port =
         if (!(error instanceof PortInUseError)) throw error
         refuseToStart(error.message)
       })
+
+// A worker's parent checked it already.
+if (worker === undefined) {
+  try {
+    ensureWritableDataDirectory(config.dataDir)
+  } catch (error) {
+    if (!(error instanceof DataDirectoryError)) throw error
+    refuseToStart(error.message)
+  }
+}
 
 const sink = stdoutSink()
 const logger = createLogger(config.logLevel, sink.write)

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { join } from 'node:path'
+import { chmodSync, mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { buildCompiledFile, type CompiledFile } from '../support/compiled-file.ts'
-import { startServerProcess, type ServerProcess } from '../support/server-process.ts'
+import { runServerProcessToExit, startServerProcess, type ServerProcess } from '../support/server-process.ts'
 import { webRoutes } from '../../src/web/routes.ts'
 import { redisAvailable, startRedis } from '../support/redis-server.ts'
 
@@ -96,5 +97,43 @@ describe.if(redisAvailable())('dist/queue-api with WORKERS=2', () => {
       expect(await workers.stop()).toBe(0)
       await redis.stop()
     }
+  })
+})
+
+describe('a data directory the service cannot write', () => {
+  // As the unprivileged user `nobody`, the way a service account meets a directory root made.
+  const asNobody = () => ({ argv: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', file.path], cwd: '/' })
+  const start = (dir: string) => runServerProcessToExit({ DATA_DIR: dir, PORT: '0' }, 15_000, asNobody())
+  const rootOwned = (name: string, mode: number) => {
+    const dir = join(file.emptyDir, name)
+    mkdirSync(dir)
+    chmodSync(dir, mode)
+    return dir
+  }
+
+  beforeAll(() => {
+    // nobody may run the file and reach the directories below, nothing more
+    chmodSync(dirname(file.path), 0o755)
+    chmodSync(file.emptyDir, 0o755)
+    if (process.getuid?.() !== 0) console.warn('warning: not root; the tests of an unwritable DATA_DIR run as whoever runs them')
+  })
+
+  test.if(process.getuid?.() === 0)('root\'s directory, 0755: one line naming the directory and the user, exit 2', async () => {
+    const dir = rootOwned('root-0755', 0o755)
+    const { status, stdout, stderr } = await start(dir)
+    expect({ status, stdout }).toEqual({ status: 2, stdout: '' })
+    expect(stderr).toMatch(new RegExp(`^DATA_DIR ${dir} cannot be made private \\(mode 0700\\) by user nobody \\(uid 65534\\) \\(EPERM\\): make that user its owner \\(chown -R\\), or set DATA_DIR to a directory it owns\n$`))
+  })
+
+  test.if(process.getuid?.() === 0)('root\'s private directory, and one that cannot be made in root\'s: the same line, each saying what failed', async () => {
+    const closed = rootOwned('root-0700', 0o700)
+    const unwritable = await start(closed)
+    expect(unwritable.status).toBe(2)
+    expect(unwritable.stderr).toStartWith(`DATA_DIR ${closed} cannot be written by user nobody (uid 65534) (EACCES): `)
+    const parent = rootOwned('root-parent', 0o755)
+    const missing = await start(join(parent, 'data'))
+    expect(missing.status).toBe(2)
+    expect(missing.stderr).toStartWith(`DATA_DIR ${join(parent, 'data')} cannot be created by user nobody (uid 65534) (EACCES): `)
+    expect(missing.stderr.trimEnd().split('\n')).toHaveLength(1)
   })
 })
