@@ -1,6 +1,9 @@
 import { ConfigError, loadConfig } from '../config/config.ts'
 import { shownUrl } from '../server/shown-url.ts'
 
+/** A server on every interface is asked on this machine's own: an image without /etc/hosts has no `localhost`. */
+const LOOPBACK: Record<string, string> = { '0.0.0.0': '127.0.0.1', '::': '::1' }
+
 /** How long the health check waits for an answer: well inside a container engine's usual 30 s interval. */
 const TIMEOUT_MS = 5_000
 
@@ -13,7 +16,7 @@ export async function runHealthCheck(): Promise<number> {
   let url: string
   try {
     const config = loadConfig()
-    url = `${shownUrl(config.host, config.port)}/readyz`
+    url = `${shownUrl(LOOPBACK[config.host] ?? config.host, config.port)}/readyz`
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
     process.stderr.write(`queue-api health: configuration error: ${error.message}\n`)
