@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { ensurePrivateDirectory, openWritableDatabase } from '../db/files.ts'
 import { migrate, MigrationRefusedError, schemaVersion } from '../db/migrator.ts'
-import { TENANT_MIGRATIONS } from './migrations.ts'
+import { TENANT_MIGRATIONS, TENANT_SCHEMA_VERSION } from './migrations.ts'
 import { tenantDirectory, tenantFilePath } from './paths.ts'
 
 /**
@@ -47,21 +47,24 @@ export interface TenantMigration {
   refused?: string
 }
 
-/** Brings one organisation's tenant file to the newest schema it allows and says from which version to which. */
-export function migrateTenantFile(dataDir: string, organisationId: string): TenantMigration {
+/**
+ * Brings one organisation's tenant file to `target` (the newest schema by default; an older one
+ * takes the steps back), as far as its rows allow, and says from which version to which.
+ */
+export function migrateTenantFile(dataDir: string, organisationId: string, target = TENANT_SCHEMA_VERSION): TenantMigration {
   const created = !existsSync(tenantFilePath(dataDir, organisationId))
   const db = openTenantFile(dataDir, organisationId)
   try {
     const from = schemaVersion(db)
-    return { from, ...migrateAsFarAsAllowed(db), created }
+    return { from, ...migrateAsFarAsAllowed(db, target), created }
   } finally {
     db.close()
   }
 }
 
-function migrateAsFarAsAllowed(db: Database): { to: number; refused?: string } {
+function migrateAsFarAsAllowed(db: Database, target = TENANT_SCHEMA_VERSION): { to: number; refused?: string } {
   try {
-    return { to: migrate(db, TENANT_MIGRATIONS) }
+    return { to: migrate(db, TENANT_MIGRATIONS, target) }
   } catch (error) {
     if (!(error instanceof MigrationRefusedError)) throw error
     return { to: error.version, refused: error.reason }

@@ -241,7 +241,7 @@ describe('admin migrate', () => {
     const result = admin('migrate', '--json')
     expect(result.status).toBe(1)
     expect(result.stdout).toBe('')
-    expect(JSON.parse(result.stderr)).toEqual({ error: 'unexpected', message: `unexpected error: schema version 99 is newer than this program knows (${TENANT_SCHEMA_VERSION})` })
+    expect(JSON.parse(result.stderr)).toEqual({ error: 'unexpected', message: `unexpected error: schema version 99 is newer than this program knows (${TENANT_SCHEMA_VERSION}); the release that made it can migrate it back (admin migrate --to ${TENANT_SCHEMA_VERSION})` })
   })
 })
 
