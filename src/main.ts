@@ -9,6 +9,7 @@ import { shownUrl } from './server/shown-url.ts'
 import { parentMetrics, serverMetrics } from './metrics/setup.ts'
 import { IN_COMPILED_FILE } from './web/served-files.ts'
 import { DataDirectoryError, ensureWritableDataDirectory } from './db/writable-data-directory.ts'
+import { logSchemaCensus, takeSchemaCensus } from './tenant/schema-census.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
 
@@ -76,6 +77,7 @@ if (config.workers > 1 && worker === undefined) {
       // Once, here, rather than raced by N workers on an empty data directory.
       const store = new ControlStore(config.dataDir)
       const sample = createSampleOrganisationIfEmpty(store, Date.now())
+      logSchemaCensus(logger, takeSchemaCensus(config.dataDir, store.listOrganisations()))
       store.close()
       if (sample) process.stderr.write(sampleInstructions(sample, urlOf(port), Date.now()))
     },
@@ -85,6 +87,8 @@ const metrics = serverMetrics(config, logger, worker)
 listenForMetrics(metrics.listen)
 const app = createApp({ config, logger, metrics: metrics.recorder })
 const sample = worker === undefined ? createSampleOrganisationIfEmpty(app.store, Date.now()) : null
+// Once per service: by the lone server here, by the parent of WORKERS=N before its workers start.
+if (worker === undefined) logSchemaCensus(logger, takeSchemaCensus(config.dataDir, app.store.listOrganisations()))
 let server
 try {
   // A worker shares the port its parent checked with the other workers.
