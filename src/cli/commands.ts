@@ -165,14 +165,15 @@ export function runCommand(argv: string[], context: CommandContext): CommandOutp
       const controlStore = { from: store.schemaVersionAtOpen, to: schemaVersion(store.db) }
       const tenants = store.listOrganisations().map((org) => ({ organisationId: org.id, slug: org.slug, ...migrateTenantFile(store.dataDir, org.id, target) }))
       const changed = tenants.filter((t) => t.from !== t.to).length
-      const refused = tenants.filter((t) => t.refused !== undefined)
+      const left = tenants.filter((t) => t.from === t.to && t.newer === undefined).length
+      const refused = tenants.filter((t) => t.refused !== undefined || t.newer !== undefined)
       return {
         wantsJson: !!values.json,
         json: { controlStore, tenants },
         text: [
           `control store: ${migrationText(controlStore)}`,
-          ...tenants.map((t) => `${t.organisationId} (${t.slug}): ${t.created ? `file was missing; created at version ${t.to}` : migrationText(t)}${t.refused ? `; stopped short of version ${t.to + 1}: ${t.refused.replace('<org>', t.slug)}` : ''}`),
-          `${changed} tenant file(s) changed, ${tenants.length - changed} already current${refused.length ? `, ${refused.length} not at ${target === TENANT_SCHEMA_VERSION ? 'the newest version' : `version ${target}`}` : ''}`,
+          ...tenants.map((t) => `${t.organisationId} (${t.slug}): ${t.newer ?? (t.created ? `file was missing; created at version ${t.to}` : migrationText(t))}${t.refused ? `; stopped short of version ${t.to + 1}: ${t.refused.replace('<org>', t.slug)}` : ''}`),
+          `${changed} tenant file(s) changed, ${left} already current${refused.length ? `, ${refused.length} not at ${target === TENANT_SCHEMA_VERSION ? 'the newest version' : `version ${target}`}` : ''}`,
         ],
         // A file left behind needs the operator: a script running migrate must notice.
         status: refused.length ? 1 : 0,

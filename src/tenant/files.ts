@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { ensurePrivateDirectory, openWritableDatabase } from '../db/files.ts'
-import { migrate, MigrationRefusedError, schemaVersion } from '../db/migrator.ts'
+import { migrate, MigrationRefusedError, NewerSchemaError, schemaVersion } from '../db/migrator.ts'
 import { TENANT_MIGRATIONS, TENANT_SCHEMA_VERSION } from './migrations.ts'
 import { tenantDirectory, tenantFilePath } from './paths.ts'
 
@@ -45,6 +45,8 @@ export interface TenantMigration {
   created: boolean
   /** Why the file stopped short of the newest version (its rows break the contract), if it did. */
   refused?: string
+  /** The file is of a version newer than this build: left as it is, and why. */
+  newer?: string
 }
 
 /**
@@ -56,6 +58,8 @@ export function migrateTenantFile(dataDir: string, organisationId: string, targe
   const db = openTenantFile(dataDir, organisationId)
   try {
     const from = schemaVersion(db)
+    // Named with the others rather than ending the run: the other files still get migrated.
+    if (from > TENANT_SCHEMA_VERSION) return { from, to: from, created, newer: new NewerSchemaError(from, TENANT_SCHEMA_VERSION).message }
     return { from, ...migrateAsFarAsAllowed(db, target), created }
   } finally {
     db.close()
