@@ -17,8 +17,16 @@ import { revisionOfCheckout } from '../src/metrics/build-info.ts'
 const ROOT = join(import.meta.dir, '..')
 const SWAGGER_UI_FILES = ['swagger-ui.css', 'swagger-ui-bundle.js']
 
-const { values } = parseArgs({ options: { outfile: { type: 'string' } }, strict: true })
-const outfile = resolve(values.outfile ?? join(ROOT, 'dist', 'queue-api'))
+let outfile: string
+try {
+  const { values } = parseArgs({ options: { outfile: { type: 'string' } }, strict: true })
+  outfile = resolve(values.outfile ?? join(ROOT, 'dist', 'queue-api'))
+} catch (error) {
+  console.error(`build: ${(error as Error).message} (the one option is --outfile <path>)`)
+  process.exit(2)
+}
+/** DuckDB's library for this machine (the compiled file runs where it was built: same OS and CPU). */
+const DUCKDB_BINDINGS = `@duckdb/node-bindings-${process.platform}-${process.arch}`
 
 /**
  * The directory the compiled file embeds, its layout the one src/web/served-files.ts reads. Bun
@@ -70,18 +78,23 @@ const otherPlatformsBindings: BunPlugin = {
   },
 }
 
-await stagePageFiles()
-await stagePageScripts()
-for (const name of SWAGGER_UI_FILES) await stage('swagger-ui', join(swaggerUiDirectory(ROOT), name))
-await stage('lib', join(dirname(Bun.resolveSync('@duckdb/node-bindings-linux-x64/package.json', ROOT)), 'libduckdb.so'))
-process.chdir(WORKDIR)
-const result = await Bun.build({
-  entrypoints: [join(ROOT, 'src', 'cli', 'queue-api.ts')],
-  compile: { outfile, assets: [EMBEDDED_DIR], autoloadBunfig: false },
-  define: { QUEUE_API_REVISION: JSON.stringify(revisionOfCheckout(ROOT)) },
-  minify: true,
-  plugins: [otherPlatformsBindings],
-}).finally(() => rmSync(WORKDIR, { recursive: true, force: true }))
+let result
+try {
+  await stagePageFiles()
+  await stagePageScripts()
+  for (const name of SWAGGER_UI_FILES) await stage('swagger-ui', join(swaggerUiDirectory(ROOT), name))
+  await stage('lib', join(dirname(Bun.resolveSync(`${DUCKDB_BINDINGS}/package.json`, ROOT)), 'libduckdb.so'))
+  process.chdir(WORKDIR)
+  result = await Bun.build({
+    entrypoints: [join(ROOT, 'src', 'cli', 'queue-api.ts')],
+    compile: { outfile, assets: [EMBEDDED_DIR], autoloadBunfig: false },
+    define: { QUEUE_API_REVISION: JSON.stringify(revisionOfCheckout(ROOT)) },
+    minify: true,
+    plugins: [otherPlatformsBindings],
+  })
+} finally {
+  rmSync(WORKDIR, { recursive: true, force: true })
+}
 if (!result.success) {
   for (const log of result.logs) console.error(log)
   process.exit(1)

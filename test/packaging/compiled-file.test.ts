@@ -79,6 +79,16 @@ describe('dist/queue-api serves as npm start does', () => {
     const admin = file.run(['admin', 'org', 'frobnicate'], { DATA_DIR: dataDir })
     expect(admin).toEqual({ status: 2, stdout: '', stderr: 'admin: unknown command "org frobnicate" (admin --help lists the commands)\n' })
     expect(file.run(['--help']).stdout).toContain('queue-api admin <command>')
+    const badPort = file.run(['health'], { PORT: 'eighty' })
+    expect(badPort.status).toBe(2)
+    expect(badPort.stderr).toStartWith('queue-api health: configuration error: PORT')
+    expect(badPort.stderr.trimEnd().split('\n')).toHaveLength(1)
+  })
+
+  test('the build: an unknown option is one line and exit 2', () => {
+    const build = Bun.spawnSync([process.execPath, 'scripts/build.ts', '--out', 'x'], { cwd: join(import.meta.dir, '..', '..'), stdout: 'pipe', stderr: 'pipe' })
+    expect(build.exitCode).toBe(2)
+    expect(build.stderr.toString()).toBe("build: Unknown option '--out' (the one option is --outfile <path>)\n")
   })
 })
 

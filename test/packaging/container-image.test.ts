@@ -36,6 +36,13 @@ interface ImageConfig {
   Volumes: Record<string, object>
 }
 
+test('context.sh without its two arguments: its usage on one line, exit 2', () => {
+  const run = Bun.spawnSync(['bash', join(ROOT, 'deploy', 'container', 'context.sh')], { stdout: 'pipe', stderr: 'pipe' })
+  expect(run.exitCode).toBe(2)
+  expect(run.stderr.toString()).toStartWith('usage: bash deploy/container/context.sh <compiled file')
+  expect(run.stderr.toString().trimEnd().split('\n')).toHaveLength(1)
+})
+
 describe.if(canRun)('the container image', () => {
   const tag = `localhost/queue-api-test-${process.pid}`
   let file: CompiledFile
