@@ -85,6 +85,12 @@ describe('dist/queue-api serves as npm start does', () => {
     expect(badPort.stderr.trimEnd().split('\n')).toHaveLength(1)
   })
 
+  test('SIGTERM: drains and exits 0, as npm start does', async () => {
+    const another = await startServerProcess({ DATA_DIR: dataDir }, { argv: [file.path], cwd: file.emptyDir })
+    expect(await another.stop('SIGTERM')).toBe(0)
+    expect(another.output()).toContain('"event":"shutdown_complete"')
+  })
+
   test('the build: an unknown option is one line and exit 2', () => {
     const build = Bun.spawnSync([process.execPath, 'scripts/build.ts', '--out', 'x'], { cwd: join(import.meta.dir, '..', '..'), stdout: 'pipe', stderr: 'pipe' })
     expect(build.exitCode).toBe(2)
