@@ -7,6 +7,9 @@ import { ControlStore } from './control/store.ts'
 import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/workers.ts'
 import { shownUrl } from './server/shown-url.ts'
 import { parentMetrics, serverMetrics } from './metrics/setup.ts'
+import { IN_COMPILED_FILE } from './web/served-files.ts'
+import { DataDirectoryError, ensureWritableDataDirectory } from './db/writable-data-directory.ts'
+import { logSchemaCensus, takeSchemaCensus } from './tenant/schema-census.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
 
@@ -34,6 +37,16 @@ const port =
         refuseToStart(error.message)
       })
 
+// A worker's parent checked it already.
+if (worker === undefined) {
+  try {
+    ensureWritableDataDirectory(config.dataDir)
+  } catch (error) {
+    if (!(error instanceof DataDirectoryError)) throw error
+    refuseToStart(error.message)
+  }
+}
+
 const sink = stdoutSink()
 const logger = createLogger(config.logLevel, sink.write)
 const urlOf = (port: number) => shownUrl(config.host, port)
@@ -56,13 +69,15 @@ if (config.workers > 1 && worker === undefined) {
     config,
     logger,
     port,
-    entry: import.meta.path,
+    // In the compiled file a worker is the same executable's `serve` command (src/cli/queue-api.ts).
+    entry: IN_COMPILED_FILE ? 'serve' : import.meta.path,
     flush: sink.flush,
     channel: metrics?.channel,
     beforeStart: (port) => {
       // Once, here, rather than raced by N workers on an empty data directory.
       const store = new ControlStore(config.dataDir)
       const sample = createSampleOrganisationIfEmpty(store, Date.now())
+      logSchemaCensus(logger, takeSchemaCensus(config.dataDir, store.listOrganisations()))
       store.close()
       if (sample) process.stderr.write(sampleInstructions(sample, urlOf(port), Date.now()))
     },
@@ -72,6 +87,8 @@ const metrics = serverMetrics(config, logger, worker)
 listenForMetrics(metrics.listen)
 const app = createApp({ config, logger, metrics: metrics.recorder })
 const sample = worker === undefined ? createSampleOrganisationIfEmpty(app.store, Date.now()) : null
+// Once per service: by the lone server here, by the parent of WORKERS=N before its workers start.
+if (worker === undefined) logSchemaCensus(logger, takeSchemaCensus(config.dataDir, app.store.listOrganisations()))
 let server
 try {
   // A worker shares the port its parent checked with the other workers.

@@ -42,22 +42,22 @@ export function runAdmin(argv: string[], io: AdminIo): number {
   }
 }
 
-if (import.meta.main) {
-  const argv = process.argv.slice(2)
-  let dataDir: string | undefined
+/** The admin CLI run by a process: its settings from the environment, its output to stdout and stderr. Returns the exit status. */
+export function runAdminProcess(argv: string[]): number {
+  let dataDir: string
   try {
     dataDir = loadConfig().dataDir
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
     process.stderr.write(errorText('configuration', error.message, argv.includes('--json')))
-    process.exitCode = 2
+    return 2
   }
-  if (dataDir !== undefined) {
-    process.exitCode = runAdmin(argv, {
-      dataDir,
-      now: Date.now(),
-      out: (text) => process.stdout.write(text),
-      err: (text) => process.stderr.write(text),
-    })
-  }
+  return runAdmin(argv, {
+    dataDir,
+    now: Date.now(),
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+  })
 }
+
+if (import.meta.main) process.exitCode = runAdminProcess(process.argv.slice(2))

@@ -4,6 +4,7 @@ import { finishMigration, migrateTenantFile, openTenantForReplacing } from '../t
 import { checkTenantFile } from './check.ts'
 import { generateTenantData } from '../seed/generator.ts'
 import { schemaVersion } from '../db/migrator.ts'
+import { TENANT_SCHEMA_VERSION } from '../tenant/migrations.ts'
 import { hashToken, TOKEN_PREFIX } from '../auth/token.ts'
 import { integerOption, parseOptions, requireOption, UsageError } from './args.ts'
 
@@ -158,18 +159,21 @@ export function runCommand(argv: string[], context: CommandContext): CommandOutp
       }
     }
     case 'migrate': {
-      const { values } = parseOptions(args, json)
+      const { values } = parseOptions(args, { to: { type: 'string' }, ...json })
+      // Tenant files only: control.sqlite is always brought to the newest version this build knows.
+      const target = integerOption(values.to, 'to', TENANT_SCHEMA_VERSION, 1, TENANT_SCHEMA_VERSION)
       const controlStore = { from: store.schemaVersionAtOpen, to: schemaVersion(store.db) }
-      const tenants = store.listOrganisations().map((org) => ({ organisationId: org.id, slug: org.slug, ...migrateTenantFile(store.dataDir, org.id) }))
+      const tenants = store.listOrganisations().map((org) => ({ organisationId: org.id, slug: org.slug, ...migrateTenantFile(store.dataDir, org.id, target) }))
       const changed = tenants.filter((t) => t.from !== t.to).length
-      const refused = tenants.filter((t) => t.refused !== undefined)
+      const left = tenants.filter((t) => t.from === t.to && t.newer === undefined).length
+      const refused = tenants.filter((t) => t.refused !== undefined || t.newer !== undefined)
       return {
         wantsJson: !!values.json,
         json: { controlStore, tenants },
         text: [
           `control store: ${migrationText(controlStore)}`,
-          ...tenants.map((t) => `${t.organisationId} (${t.slug}): ${t.created ? `file was missing; created at version ${t.to}` : migrationText(t)}${t.refused ? `; stopped short of version ${t.to + 1}: ${t.refused.replace('<org>', t.slug)}` : ''}`),
-          `${changed} tenant file(s) changed, ${tenants.length - changed} already current${refused.length ? `, ${refused.length} not at the newest version` : ''}`,
+          ...tenants.map((t) => `${t.organisationId} (${t.slug}): ${t.newer ?? (t.created ? `file was missing; created at version ${t.to}` : migrationText(t))}${t.refused ? `; stopped short of version ${t.to + 1}: ${t.refused.replace('<org>', t.slug)}` : ''}`),
+          `${changed} tenant file(s) changed, ${left} already current${refused.length ? `, ${refused.length} not at ${target === TENANT_SCHEMA_VERSION ? 'the newest version' : `version ${target}`}` : ''}`,
         ],
         // A file left behind needs the operator: a script running migrate must notice.
         status: refused.length ? 1 : 0,

@@ -1,3 +1,5 @@
+import { TENANT_SCHEMA_VERSION } from '../tenant/migrations.ts'
+
 /**
  * `admin --help`. The first line is the form that works right after `npm install` (Bun lives
  * in node_modules/.bin, which npm puts on the PATH of its scripts); npm's `-s` keeps npm's own
@@ -13,7 +15,8 @@ commands:
   admin token list --org <org> [--json]                    ids, names, creation, last use; never a token
   admin token revoke <tokenId> [--json]                    takes the id (tok_…), not the token (svc_…)
   admin seed --org <org> [--days 90] [--per-day 300] [--seed S] [--replace] [--json]
-  admin migrate [--json]                                   every file to the newest schema its rows allow
+  admin migrate [--to N] [--json]                          every tenant file to version N (default: the newest),
+                                                           up as far as its rows allow, or down
   admin check --org <org> [--limit 100] [--json]           the tenant file's rows that break the contract
 
 arguments and options:
@@ -25,6 +28,8 @@ arguments and options:
   --seed S       seed: the same S gives the same data for the same day (default: the org's id)
   --replace      seed: replace the data the organisation already has (refused without it);
                  the file starts a new change history, so loaders load it again
+  --to N         migrate: the tenant schema version to migrate to, up or down (1 to ${TENANT_SCHEMA_VERSION},
+                 default ${TENANT_SCHEMA_VERSION}); going down takes away what the versions above N added
   --limit N      check: rows listed at most (1 to 100000, default 100); all are counted
   --json         exactly one JSON document on stdout; an error is one JSON document on stderr
 

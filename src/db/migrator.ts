@@ -14,6 +14,11 @@ export interface Migration {
    * file (its data would break what the migration promises), or undefined to go on.
    */
   refuseWhen?: (db: Database) => string | undefined
+  /**
+   * The step back from this version to the one before (`admin migrate --to N`), leaving the
+   * file as the previous version made it. Undefined: there is no way back past this version.
+   */
+  down?: string
 }
 
 /** A migration refused a file: it stays at `version`, the last one applied. */
@@ -29,16 +34,40 @@ export function schemaVersion(db: Database): number {
   return row.user_version
 }
 
-/**
- * Applies the pending migrations, each in its own transaction. Returns the new version. Throws
- * MigrationRefusedError when a migration refuses the file; the ones before it stay applied.
- */
-export function migrate(db: Database, migrations: readonly Migration[]): number {
-  const current = schemaVersion(db)
-  if (current > migrations.length) {
-    throw new Error(`schema version ${current} is newer than this program knows (${migrations.length})`)
+/** A file of a version this program has no migrations for: a newer release made it. */
+export class NewerSchemaError extends Error {
+  constructor(readonly version: number, readonly newest: number) {
+    super(`schema version ${version} is newer than this program knows (${newest}); the release that made it can migrate it back (admin migrate --to ${newest})`)
+    this.name = 'NewerSchemaError'
   }
-  for (let version = current + 1; version <= migrations.length; version++) {
+}
+
+/** A step down that has no inverse: the file stays at `version`. */
+export class NoWayBackError extends Error {
+  constructor(readonly version: number) {
+    super(`schema version ${version} cannot be migrated down: it is the first this program knows`)
+    this.name = 'NoWayBackError'
+  }
+}
+
+/**
+ * Applies the pending migrations up to `target` (the newest by default), or their inverses down
+ * to it, each step in its own transaction. Returns the new version. Throws
+ * MigrationRefusedError when a migration refuses the file; the steps before it stay applied.
+ */
+export function migrate(db: Database, migrations: readonly Migration[], target = migrations.length): number {
+  if (!Number.isInteger(target) || target < 0 || target > migrations.length) throw new RangeError(`no schema version ${target}`)
+  const current = schemaVersion(db)
+  if (current > migrations.length) throw new NewerSchemaError(current, migrations.length)
+  for (let version = current; version > target; version--) {
+    const down = migrations[version - 1]!.down
+    if (down === undefined) throw new NoWayBackError(version)
+    db.transaction(() => {
+      db.exec(down)
+      db.exec(`PRAGMA user_version = ${version - 1}`)
+    }).immediate()
+  }
+  for (let version = current + 1; version <= target; version++) {
     const migration = migrations[version - 1]!
     db.transaction(() => {
       const refusal = migration.refuseWhen?.(db)
@@ -47,5 +76,5 @@ export function migrate(db: Database, migrations: readonly Migration[]): number 
       db.exec(`PRAGMA user_version = ${version}`)
     }).immediate()
   }
-  return migrations.length
+  return target
 }

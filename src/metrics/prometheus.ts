@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { ExportStalls } from './export-stalls.ts'
 import { LIMIT_REJECTIONS, OPERATIONS, type LimitRejection, type MetricsRecorder, type Operation } from './recorder.ts'
-import packageJson from '../../package.json' with { type: 'json' }
+import { SERVICE_VERSION, serviceRevision } from './build-info.ts'
 
 /**
  * The service's own metrics in a prom-client registry (docs/operations.md#metrics): names under
@@ -18,8 +18,6 @@ import packageJson from '../../package.json' with { type: 'json' }
  * lands in a bucket, not only in +Inf): roughly ×2.5 steps, 18 buckets.
  */
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
-
-const SERVICE_VERSION: string = packageJson.version
 
 export interface ServiceMetrics {
   recorder: MetricsRecorder
@@ -91,11 +89,11 @@ export function createServiceMetrics(): ServiceMetrics {
   })
   new Gauge({
     name: 'queue_api_build_info',
-    help: 'Always 1; the version label says which release runs.',
-    labelNames: ['version'] as const,
+    help: 'Always 1; the labels say which release (version) and which commit (revision) runs.',
+    labelNames: ['version', 'revision'] as const,
     aggregator: 'first',
     registers,
-  }).set({ version: SERVICE_VERSION }, 1)
+  }).set({ version: SERVICE_VERSION, revision: serviceRevision() }, 1)
 
   // Series that exist before their first event, so that rate() and the alerts see a 0 rather
   // than nothing.

@@ -262,8 +262,9 @@ function round(value: number): number {
   return Math.round(value * 10) / 10
 }
 
-if (import.meta.main) {
-  process.exitCode = await runSyncCommand(process.argv.slice(2), {
+/** `sync` run by a process: the environment's settings and token, its output to stdout and stderr. Returns the exit status. */
+export function runSyncProcess(argv: string[]): Promise<number> {
+  return runSyncCommand(argv, {
     env: process.env,
     now: Date.now(),
     out: (text) => process.stdout.write(text),
@@ -271,3 +272,5 @@ if (import.meta.main) {
     interactive: process.stderr.isTTY === true,
   })
 }
+
+if (import.meta.main) process.exitCode = await runSyncProcess(process.argv.slice(2))

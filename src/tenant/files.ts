@@ -1,8 +1,8 @@
 import type { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { ensurePrivateDirectory, openWritableDatabase } from '../db/files.ts'
-import { migrate, MigrationRefusedError, schemaVersion } from '../db/migrator.ts'
-import { TENANT_MIGRATIONS } from './migrations.ts'
+import { migrate, MigrationRefusedError, NewerSchemaError, schemaVersion } from '../db/migrator.ts'
+import { TENANT_MIGRATIONS, TENANT_SCHEMA_VERSION } from './migrations.ts'
 import { tenantDirectory, tenantFilePath } from './paths.ts'
 
 /**
@@ -45,23 +45,30 @@ export interface TenantMigration {
   created: boolean
   /** Why the file stopped short of the newest version (its rows break the contract), if it did. */
   refused?: string
+  /** The file is of a version newer than this build: left as it is, and why. */
+  newer?: string
 }
 
-/** Brings one organisation's tenant file to the newest schema it allows and says from which version to which. */
-export function migrateTenantFile(dataDir: string, organisationId: string): TenantMigration {
+/**
+ * Brings one organisation's tenant file to `target` (the newest schema by default; an older one
+ * takes the steps back), as far as its rows allow, and says from which version to which.
+ */
+export function migrateTenantFile(dataDir: string, organisationId: string, target = TENANT_SCHEMA_VERSION): TenantMigration {
   const created = !existsSync(tenantFilePath(dataDir, organisationId))
   const db = openTenantFile(dataDir, organisationId)
   try {
     const from = schemaVersion(db)
-    return { from, ...migrateAsFarAsAllowed(db), created }
+    // Named with the others rather than ending the run: the other files still get migrated.
+    if (from > TENANT_SCHEMA_VERSION) return { from, to: from, created, newer: new NewerSchemaError(from, TENANT_SCHEMA_VERSION).message }
+    return { from, ...migrateAsFarAsAllowed(db, target), created }
   } finally {
     db.close()
   }
 }
 
-function migrateAsFarAsAllowed(db: Database): { to: number; refused?: string } {
+function migrateAsFarAsAllowed(db: Database, target = TENANT_SCHEMA_VERSION): { to: number; refused?: string } {
   try {
-    return { to: migrate(db, TENANT_MIGRATIONS) }
+    return { to: migrate(db, TENANT_MIGRATIONS, target) }
   } catch (error) {
     if (!(error instanceof MigrationRefusedError)) throw error
     return { to: error.version, refused: error.reason }

@@ -2,13 +2,24 @@ import type { Migration } from '../db/migrator.ts'
 import { contractTriggersSql, scanBreaches } from './row-check.ts'
 
 /**
+ * The step back from a migration that only creates tables, indexes and triggers: drop each of
+ * them, last made first. Derived from the step itself, so the two cannot drift apart.
+ */
+function dropsOf(sql: string): string {
+  const created = [...sql.matchAll(/CREATE\s+(TABLE|INDEX|TRIGGER)\s+(\w+)/g)].map(([, kind, name]) => `DROP ${kind} ${name};`)
+  return created.reverse().join('\n')
+}
+
+/**
  * Tenant-file migrations. Version 1 is the contract schema of docs/operations.md#tenant-schema,
  * as the administration application writes it. Later versions only add what the API needs:
  * indexes to read fast (2), the change log and its triggers (3), triggers that refuse rows
  * breaking the contract's value rules (4). They never change a table or
- * column of the contract, and the read-only API never runs them (`admin migrate` does).
+ * column of the contract, and the read-only API never runs them (`admin migrate` does). Each
+ * later version has its step back (`admin migrate --to N`); version 1 is the administration
+ * application's schema, with nothing of ours to take away.
  */
-export const TENANT_MIGRATIONS: readonly Migration[] = [
+export const TENANT_MIGRATIONS: readonly Migration[] = withSteps([
   {
     description: 'contract schema (docs/operations.md#tenant-schema)',
     sql: `
@@ -129,7 +140,12 @@ export const TENANT_MIGRATIONS: readonly Migration[] = [
       return count === 0 ? undefined : `${count} row(s) break the tenant contract; \`admin check --org <org>\` lists them`
     },
   },
-]
+])
+
+/** Versions 2 and later: each one's step back drops what it made (a dropped change log is a new history when made again). */
+function withSteps(migrations: Migration[]): Migration[] {
+  return migrations.map((migration, index) => (index === 0 ? migration : { ...migration, down: dropsOf(migration.sql) }))
+}
 
 /** The newest tenant schema version; `admin` commands migrate files to it. */
 export const TENANT_SCHEMA_VERSION = TENANT_MIGRATIONS.length

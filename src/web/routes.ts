@@ -3,9 +3,9 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { buildOpenApiDocument, type DocumentedLimits } from '../openapi/document.ts'
 import { compressedAsset } from './compressed-asset.ts'
 import type { OpenRoute } from '../http/pipeline.ts'
+import { prebuiltScript, swaggerUiFile, webFile } from './served-files.ts'
 
 const WEB = import.meta.dir
-const SWAGGER_UI = dirname(Bun.resolveSync('swagger-ui-dist/package.json', import.meta.dir))
 
 /**
  * Nothing on these pages comes from another host: scripts, styles and API calls are same-origin.
@@ -55,7 +55,8 @@ export const SCRIPT_BUILD = { target: 'browser', format: 'esm', minify: true } a
 
 /**
  * The scripts above, built by one Bun.build on the first request for any of them and kept (a
- * failed build is tried again by the next request). The server needs no build step of its own.
+ * failed build is tried again by the next request). The server needs no build step of its own;
+ * the compiled file serves the ones built into it.
  */
 function scriptBundles(): (name: string) => (context: { request: Request }) => Promise<Response> {
   let built: Promise<Map<string, string>> | undefined
@@ -72,6 +73,8 @@ function scriptBundles(): (name: string) => (context: { request: Request }) => P
     return new Map(await Promise.all(Object.entries(SCRIPTS).map(async ([name, entry]) => [name, await outputOf(entry)] as const)))
   }
   const bundle = async (name: string) => {
+    const prebuilt = prebuiltScript(name)
+    if (prebuilt !== undefined) return Bun.file(prebuilt).bytes()
     built ??= build().catch((error) => {
       built = undefined // a later request tries again
       throw error
@@ -100,14 +103,14 @@ export function webRoutes(limits: DocumentedLimits): OpenRoute[] {
   const document = JSON.stringify(buildOpenApiDocument(limits))
   const script = scriptBundles()
   return [
-    { path: '/', handler: asset(join(WEB, 'index.html'), 'text/html; charset=utf-8') },
-    { path: '/docs', handler: asset(join(WEB, 'docs.html'), 'text/html; charset=utf-8') },
+    { path: '/', handler: asset(webFile('index.html'), 'text/html; charset=utf-8') },
+    { path: '/docs', handler: asset(webFile('docs.html'), 'text/html; charset=utf-8') },
     // Browsers ask for /favicon.ico on every page whatever the page links: answer it rather than 404.
-    { path: '/favicon.ico', handler: asset(join(WEB, 'favicon.ico'), 'image/x-icon') },
-    { path: '/assets/swagger-ui/swagger-ui.css', handler: compressedFile(join(SWAGGER_UI, 'swagger-ui.css'), 'text/css; charset=utf-8') },
-    { path: '/assets/swagger-ui/swagger-ui-bundle.js', handler: compressedFile(join(SWAGGER_UI, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8') },
+    { path: '/favicon.ico', handler: asset(webFile('favicon.ico'), 'image/x-icon') },
+    { path: '/assets/swagger-ui/swagger-ui.css', handler: compressedFile(swaggerUiFile('swagger-ui.css'), 'text/css; charset=utf-8') },
+    { path: '/assets/swagger-ui/swagger-ui-bundle.js', handler: compressedFile(swaggerUiFile('swagger-ui-bundle.js'), 'text/javascript; charset=utf-8') },
     { path: '/openapi.json', handler: () => new Response(document, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } }) },
     ...Object.keys(SCRIPTS).map((name) => ({ path: `/assets/${name}`, handler: script(name) })),
-    ...STYLESHEETS.map((name) => ({ path: `/assets/${name}`, handler: compressedFile(join(WEB, name), 'text/css; charset=utf-8') })),
+    ...STYLESHEETS.map((name) => ({ path: `/assets/${name}`, handler: compressedFile(webFile(name), 'text/css; charset=utf-8') })),
   ]
 }

@@ -233,15 +233,23 @@ describe('admin migrate', () => {
     expect(admin('migrate', '--json').json().tenants).toEqual([{ organisationId: org.id, slug: 'lost', from: TENANT_SCHEMA_VERSION, to: TENANT_SCHEMA_VERSION, created: false }])
   })
 
-  test('a tenant file newer than this program is an unexpected error, as one JSON document with --json', () => {
+  test('a tenant file newer than this program is left as it is and named; the others are migrated; exit 1', () => {
     const org = admin('org', 'create', '--name', 'Future', '--json').json()
+    const other = admin('org', 'create', '--name', 'Older', '--json').json()
     const db = openTenant(fresh.dataDir, org.id)
     db.exec('PRAGMA user_version = 99')
     db.close()
+    const older = openTenant(fresh.dataDir, other.id)
+    migrate(older, TENANT_MIGRATIONS, 2)
+    older.close()
+    const newer = `schema version 99 is newer than this program knows (${TENANT_SCHEMA_VERSION}); the release that made it can migrate it back (admin migrate --to ${TENANT_SCHEMA_VERSION})`
     const result = admin('migrate', '--json')
     expect(result.status).toBe(1)
-    expect(result.stdout).toBe('')
-    expect(JSON.parse(result.stderr)).toEqual({ error: 'unexpected', message: `unexpected error: schema version 99 is newer than this program knows (${TENANT_SCHEMA_VERSION})` })
+    expect(result.json().tenants).toContainEqual({ organisationId: org.id, slug: 'future', from: 99, to: 99, created: false, newer })
+    expect(result.json().tenants).toContainEqual({ organisationId: other.id, slug: 'older', from: 2, to: TENANT_SCHEMA_VERSION, created: false })
+    const text = admin('migrate')
+    expect(text.stdout).toContain(`${org.id} (future): ${newer}\n`)
+    expect(text.stdout).toContain('0 tenant file(s) changed, 1 already current, 1 not at the newest version')
   })
 })
 

@@ -226,7 +226,10 @@ describe('the metrics listener', () => {
     expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8')
     const text = await response.text()
     expect(text).toContain('# TYPE queue_api_requests_total counter')
-    expect(text).toContain('queue_api_build_info{version="0.1.0"} 1')
+    // The commit of this checkout, as git names it: a build says which revision it came from.
+    const revision = Bun.spawnSync(['git', 'describe', '--always', '--abbrev=12', '--dirty', '--exclude=*']).stdout.toString().trim()
+    expect(revision).toMatch(/^[0-9a-f]{12}/)
+    expect(text).toContain(`queue_api_build_info{version="0.1.0",revision="${revision}"} 1`)
     expect(text).toContain('process_cpu_seconds_total')
     expect((await fetch(server.metricsUrl.replace('/metrics', '/'))).status).toBe(404)
     expect((await fetch(server.metricsUrl.replace('/metrics', '/v1/queues'))).status).toBe(404)

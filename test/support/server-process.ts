@@ -8,9 +8,18 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number>
 }
 
-/** Starts `bun src/main.ts` as a real separate process on a free port and waits until it listens. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = Bun.spawn([process.execPath, 'src/main.ts'], {
+/** How a test starts the server: from the checkout, or the compiled file with its working directory. */
+export interface ServerCommand {
+  argv: string[]
+  cwd?: string
+}
+
+const FROM_SOURCE: ServerCommand = { argv: [process.execPath, 'src/main.ts'] }
+
+/** Starts the server (`bun src/main.ts` unless told otherwise) as a real separate process on a free port and waits until it listens. */
+export async function startServerProcess(env: Record<string, string>, command: ServerCommand = FROM_SOURCE): Promise<ServerProcess> {
+  const child = Bun.spawn(command.argv, {
+    cwd: command.cwd,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdin: 'ignore',
     stdout: 'pipe',
@@ -48,12 +57,13 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
 }
 
 /**
- * Runs `bun src/main.ts` as a separate process that is expected to refuse to start, and returns
+ * Runs the server (`bun src/main.ts` unless told otherwise) as a separate process that is expected to refuse to start, and returns
  * what it wrote and its exit status. One that starts serving instead is killed after
  * `deadlineMs`, so the test fails on its status rather than hanging.
  */
-export async function runServerProcessToExit(env: Record<string, string>, deadlineMs = 15_000) {
-  const child = Bun.spawn([process.execPath, 'src/main.ts'], {
+export async function runServerProcessToExit(env: Record<string, string>, deadlineMs = 15_000, command: ServerCommand = FROM_SOURCE) {
+  const child = Bun.spawn(command.argv, {
+    cwd: command.cwd,
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdin: 'ignore',
     stdout: 'pipe',
