@@ -22,6 +22,20 @@ export function canonicalTimeZone(name: string): string | null {
   }
 }
 
+/**
+ * The zone as the analyst typed it when the browser knows it: a listed name in its listed case
+ * (`europe/amsterdam` → `Europe/Amsterdam`), an alias the browser accepts as typed
+ * (`Asia/Kolkata`, which Chromium resolves to `Asia/Calcutta`), else null.
+ */
+export function zoneAsTyped(name: string): string | null {
+  const canonical = canonicalTimeZone(name)
+  if (!canonical) return null
+  const typed = name.trim()
+  const listed = knownTimeZones().find((zone) => zone.toLowerCase() === typed.toLowerCase())
+  if (listed) return listed
+  return canonical.toLowerCase() === typed.toLowerCase() ? canonical : typed
+}
+
 /** Every IANA zone the browser knows, for the control's suggestions. */
 export function knownTimeZones(): string[] {
   const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : []
@@ -121,6 +135,12 @@ export class LocalClock {
   hoursIn(day: DayNumber): number {
     return Math.round((this.startOfDay(day + 1) - this.startOfDay(day)) / HOUR_MS)
   }
+}
+
+/** `YYYY-MM-DD HH:MM:SS`, the wall-clock time of an instant in the clock's zone (a form spreadsheets read as a date). */
+export function localTimestamp(instantMs: number, clock: LocalClock): string {
+  const iso = new Date(instantMs + clock.offset(instantMs)).toISOString()
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
 }
 
 /** "UTC+13:00" for a zone's offset at an instant. */
