@@ -47,12 +47,13 @@ export class PreviewController {
     feedback.clear()
     const query = range.read()
     if (!query) return
+    // A new preview replaces the old one, a failed one too: rows of another query would mislead.
+    this.clear()
     feedback.progress('Loading the preview…')
     await actions.run(async () => {
       try {
         const { items, more, limits } = await fetchFirstTickets(query.params, token.token)
         token.noteLimits(limits)
-        this.clear()
         if (items.length === 0) {
           feedback.progress(`No tickets match: ${query.summary}.`)
           return

@@ -30,6 +30,8 @@ const X_AXIS = { marginBottom: 46, labelAnchor: 'center', labelOffset: 40 } as c
 /** Room above a vertical axis for its title, clear of the top tick label. */
 const MARGIN_TOP = 32
 const FONT = { fontSize: '12px', overflow: 'visible' }
+/** A count as the tables write it and valueMargin measures it: 14,000. */
+const grouped = (value: number) => value.toLocaleString('en-US')
 
 function element<K extends keyof HTMLElementTagNameMap>(tag: K, properties: Partial<HTMLElementTagNameMap[K]> = {}, ...children: (Node | string)[]) {
   const node = Object.assign(document.createElement(tag), properties)
@@ -53,7 +55,7 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
     marginBottom: 30,
     color: { domain: TICKET_STATUSES.map((status) => STATUS_WORDS[status]), range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]), legend: true },
     x: { type: 'band', label: null, domain: rows.map((row) => row.label), tickFormat: (label: string, i: number) => (i % every === 0 ? tickLabel(label) : ''), tickRotate: 0 },
-    y: { label: '↑ Tickets', grid: true, tickFormat: ',' },
+    y: { label: '↑ Tickets', grid: true, tickFormat: grouped },
     marks: [Plot.barY(data, { x: 'label', y: 'count', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.count.toLocaleString('en-US')}` }), Plot.ruleY([0])],
   })
 }
@@ -134,7 +136,7 @@ function arrivalsCharts(numbers: ChartNumbers, width: number): Element {
     marginBottom: X_AXIS.marginBottom,
     padding: 0.05,
     // The ramp legend's own margins (Plot reads them from the scale's options): its first and last tick labels whole.
-    color: { scheme: 'blues', legend: true, label: 'Tickets created', zero: true, tickFormat: ',', ...({ marginLeft: 14, marginRight: 24, width: Math.min(320, width) } as Plot.ScaleOptions) },
+    color: { scheme: 'blues', legend: true, label: 'Tickets created', zero: true, tickFormat: grouped, ...({ marginLeft: 14, marginRight: 24, width: Math.min(320, width) } as Plot.ScaleOptions) },
     x: { ...hours, label: 'Hour of day', labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset },
     y: { label: null, domain: [...WEEKDAYS] },
     marks: [Plot.cell(data, { x: 'hour', y: 'weekday', fill: 'count', title: (d: (typeof data)[number]) => `${d.weekday} ${d.hour}:00: ${d.count}` })],
@@ -147,7 +149,7 @@ function arrivalsCharts(numbers: ChartNumbers, width: number): Element {
     marginTop: MARGIN_TOP,
     marginBottom: X_AXIS.marginBottom,
     x: { ...hours, type: 'band', label: 'Hour of day, all days', labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset },
-    y: { label: '↑ Tickets', grid: true, tickFormat: ',', ticks: 4 },
+    y: { label: '↑ Tickets', grid: true, tickFormat: grouped, ticks: 4 },
     marks: [Plot.barY(totals, { x: 'hour', y: 'count', fill: '#0072b2', title: (d: (typeof totals)[number]) => `${d.hour}:00, all days: ${d.count}` }), Plot.ruleY([0])],
   })
   return element('div', {}, heat, total)
