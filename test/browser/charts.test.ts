@@ -262,6 +262,12 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
     await page.getByLabel('Time zone').fill('europe/amsterdam')
     await page.getByLabel('Time zone').press('Enter')
     expect(await page.locator('#zone-help').textContent()).toMatch(/^Days are local days in Europe\/Amsterdam \(UTC\+0[12]:00 now\)/)
+    // A valid alias is kept as typed (Chromium resolves Asia/Kolkata to Asia/Calcutta).
+    await page.getByLabel('Time zone').fill('Asia/Kolkata')
+    await page.getByLabel('Time zone').press('Enter')
+    expect(await page.getByLabel('Time zone').inputValue()).toBe('Asia/Kolkata')
+    expect(await page.locator('#zone-help').textContent()).toStartWith('Days are local days in Asia/Kolkata (UTC+05:30 now)')
+    expect(await page.evaluate(() => sessionStorage.getItem('queue-analytics-zone'))).toBe('Asia/Kolkata')
     expect(await page.getByRole('alert').count()).toBe(0)
     await page.context().close()
   })
