@@ -58,7 +58,11 @@ describe.skipIf(!chromiumAvailable)("the charts' text at 21,600 tickets a day wi
       // The counts that cut the axis before: a day's 21,600 tickets.
       expect(await page.locator('#chart-per-day .plot').textContent()).toContain('20,000')
       expect(await chartTextProblems(page)).toEqual([])
-      // The long names are cut with "…" beside the bars, and whole in the table.
+      // Beside the bars, three queues told apart: a long location is cut before its queue's name.
+      const labels = await page.locator('#chart-wait svg text').evaluateAll((texts) => texts.map((text) => text.textContent!).filter((text) => text.includes(' · ')))
+      expect(new Set(labels).size).toBe(3)
+      expect(labels.filter((label) => label.endsWith(' · Payments'))).toHaveLength(2)
+      // The long names are whole in the table.
       expect(await page.locator('#chart-wait table').textContent()).toContain(LONG_QUEUE)
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(size.viewport.width)
       await page.locator('#charts-section').scrollIntoViewIfNeeded()

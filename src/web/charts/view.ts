@@ -4,8 +4,8 @@
 
 import * as Plot from '@observablehq/plot'
 import { TICKET_STATUSES } from '../../client/index.ts'
-import { OUTCOMES, WEEKDAYS, type ChartNumbers } from './aggregate.ts'
-import { STATUS_COLOURS, fitLabel, textWidth, tickStep, valueMargin } from './text-fit.ts'
+import { OUTCOMES, WEEKDAYS, type ChartNumbers, type QueuePlace } from './aggregate.ts'
+import { STATUS_COLOURS, fitPlace, textWidth, tickStep, valueMargin } from './text-fit.ts'
 import { STATUS_WORDS, numbersTables, placeLabel, tableCsv, weeklyTable, type ChartId, type NumbersTable } from './tables.ts'
 
 /** What each chart shows, said in words under its title (and read by a screen reader with the picture). */
@@ -60,10 +60,13 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
   })
 }
 
-/** Horizontal bars per queue of a location: the label beside each row fits its margin (cut with "…"; the table has it whole). */
-function queueLabels(labels: string[], width: number): { marginLeft: number; tickFormat: (label: string) => string } {
-  const marginLeft = Math.min(Math.round(width * 0.42), Math.ceil(Math.max(0, ...labels.map((label) => textWidth(label)))) + 16)
-  return { marginLeft, tickFormat: (label: string) => fitLabel(label, marginLeft - 14) }
+/**
+ * Horizontal bars per queue of a location: the label beside each row fits its margin (cut with
+ * "…", the location first; the table has both names whole). Rows are keyed by queue id.
+ */
+function queueLabels(rows: readonly QueuePlace[], width: number): { marginLeft: number; tickFormat: (index: number) => string } {
+  const marginLeft = Math.min(Math.round(width * 0.42), Math.ceil(Math.max(0, ...rows.map((row) => textWidth(placeLabel(row))))) + 16)
+  return { marginLeft, tickFormat: (index: number) => fitPlace(rows[index]!.location, rows[index]!.queue, marginLeft - 14) }
 }
 
 function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element | null {
@@ -74,8 +77,8 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element |
       return statusBars(weeklyTable(numbers).rows.map(([monday, , ...counts]) => ({ label: monday!, counts: counts.slice(0, -1).map(Number) })), width, (day) => day.slice(5))
     case 'wait': {
       if (numbers.waits.length === 0) return null
-      const rows = numbers.waits.map((row) => ({ ...row, label: placeLabel(row), median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 }))
-      const { marginLeft, tickFormat } = queueLabels(rows.map((row) => row.label), width)
+      const rows = numbers.waits.map((row, index) => ({ ...row, index, label: placeLabel(row), median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 }))
+      const { marginLeft, tickFormat } = queueLabels(rows, width)
       return Plot.plot({
         width,
         style: FONT,
@@ -85,10 +88,10 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element |
         marginTop: 10,
         marginBottom: X_AXIS.marginBottom,
         x: { label: 'Minutes', grid: true, labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset, ticks: Math.max(2, Math.floor((width - marginLeft) / 60)) },
-        y: { label: null, domain: rows.map((row) => row.label), tickFormat },
+        y: { label: null, domain: rows.map((row) => row.index), tickFormat },
         marks: [
-          Plot.barX(rows, { y: 'label', x: 'p90', fill: '#56b4e9', title: (d: (typeof rows)[number]) => `${d.label}: 90th percentile ${d.p90.toFixed(1)} min` }),
-          Plot.barX(rows, { y: 'label', x: 'median', fill: '#0072b2', insetTop: 8, insetBottom: 8, title: (d: (typeof rows)[number]) => `${d.label}: median ${d.median.toFixed(1)} min` }),
+          Plot.barX(rows, { y: 'index', x: 'p90', fill: '#56b4e9', title: (d: (typeof rows)[number]) => `${d.label}: 90th percentile ${d.p90.toFixed(1)} min` }),
+          Plot.barX(rows, { y: 'index', x: 'median', fill: '#0072b2', insetTop: 8, insetBottom: 8, title: (d: (typeof rows)[number]) => `${d.label}: median ${d.median.toFixed(1)} min` }),
           Plot.ruleX([0]),
         ],
       })
@@ -97,24 +100,23 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element |
       return arrivalsCharts(numbers, width)
     case 'outcome': {
       if (numbers.outcomes.length === 0) return null
-      const labels = numbers.outcomes.map(placeLabel)
-      const { marginLeft, tickFormat } = queueLabels(labels, width)
-      const data = numbers.outcomes.flatMap(({ counts }, row) => {
-        const total = counts.reduce((a, b) => a + b, 0)
-        return OUTCOMES.map((status, i) => ({ label: labels[row]!, status: STATUS_WORDS[status], share: (100 * counts[i]!) / total }))
+      const { marginLeft, tickFormat } = queueLabels(numbers.outcomes, width)
+      const data = numbers.outcomes.flatMap((place, index) => {
+        const total = place.counts.reduce((a, b) => a + b, 0)
+        return OUTCOMES.map((status, i) => ({ index, label: placeLabel(place), status: STATUS_WORDS[status], share: (100 * place.counts[i]!) / total }))
       })
       return Plot.plot({
         width,
         style: FONT,
-        height: X_AXIS.marginBottom + 10 + labels.length * 30,
+        height: X_AXIS.marginBottom + 10 + numbers.outcomes.length * 30,
         marginLeft,
         marginRight: 24,
         marginTop: 10,
         marginBottom: X_AXIS.marginBottom,
         color: { domain: OUTCOMES.map((status) => STATUS_WORDS[status]), range: OUTCOMES.map((status) => STATUS_COLOURS[status]), legend: true },
         x: { label: 'Share of ended tickets (%)', domain: [0, 100], grid: true, labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset, ticks: Math.max(2, Math.floor((width - marginLeft) / 50)) },
-        y: { label: null, domain: labels, tickFormat },
-        marks: [Plot.barX(data, { y: 'label', x: 'share', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.share.toFixed(1)}%` })],
+        y: { label: null, domain: numbers.outcomes.map((_, index) => index), tickFormat },
+        marks: [Plot.barX(data, { y: 'index', x: 'share', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.share.toFixed(1)}%` })],
       })
     }
   }
