@@ -3,6 +3,13 @@
 
 /** A first character that makes a spreadsheet read the cell as a formula (OWASP's list). */
 const FORMULA_START = /^[=+\-@\t\r]/
+/** The same, at the start of any field of a record without quotes. */
+const FORMULA_FIELD = /(?:^|,)[=+\-@\t\r]/
+
+/** Whether an unquoted record (fields joined by commas) can be written as it is: no field would start a formula. */
+export function recordIsSafe(record: string): boolean {
+  return !record.includes('"') && !FORMULA_FIELD.test(record)
+}
 
 /**
  * One field in the export's dialect (quoted only when it holds a comma, quote or line break),

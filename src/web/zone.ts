@@ -137,10 +137,35 @@ export class LocalClock {
   }
 }
 
-/** `YYYY-MM-DD HH:MM:SS`, the wall-clock time of an instant in the clock's zone (a form spreadsheets read as a date). */
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'))
+
+/**
+ * `YYYY-MM-DD HH:MM:SS`, the wall-clock time of instants in the clock's zone (a form spreadsheets
+ * read as a date; '' for an instant that is not one). Many in a row, as a file's rows: the day's
+ * part is made once per local day, the rest from digits, no Date per instant.
+ */
+export class LocalTimestamps {
+  private day = Number.NaN
+  private dayText = ''
+
+  constructor(private readonly clock: LocalClock) {}
+
+  format(instantMs: number): string {
+    if (!Number.isFinite(instantMs)) return ''
+    const wall = instantMs + this.clock.offset(instantMs)
+    const day = Math.floor(wall / DAY_MS)
+    if (day !== this.day) {
+      this.day = day
+      this.dayText = `${dayKey(day)} `
+    }
+    const seconds = Math.floor((wall - day * DAY_MS) / 1000)
+    return `${this.dayText}${TWO_DIGITS[Math.floor(seconds / 3600)]}:${TWO_DIGITS[Math.floor(seconds / 60) % 60]}:${TWO_DIGITS[seconds % 60]}`
+  }
+}
+
+/** One instant as LocalTimestamps writes it. */
 export function localTimestamp(instantMs: number, clock: LocalClock): string {
-  const iso = new Date(instantMs + clock.offset(instantMs)).toISOString()
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+  return new LocalTimestamps(clock).format(instantMs)
 }
 
 /** "UTC+13:00" for a zone's offset at an instant. */
