@@ -3,12 +3,11 @@
 
 /** A first character that makes a spreadsheet read the cell as a formula (OWASP's list). */
 const FORMULA_START = /^[=+\-@\t\r]/
-/** The same, at the start of any field of a record without quotes. */
-const FORMULA_FIELD = /(?:^|,)[=+\-@\t\r]/
+const FORMULA_FIRST_BYTES = new Set([0x3d, 0x2b, 0x2d, 0x40, 0x09, 0x0d])
 
-/** Whether an unquoted record (fields joined by commas) can be written as it is: no field would start a formula. */
-export function recordIsSafe(record: string): boolean {
-  return !record.includes('"') && !FORMULA_FIELD.test(record)
+/** Whether a cell whose first byte is `byte` would start a formula (FORMULA_START, read from bytes). */
+export function startsFormula(byte: number): boolean {
+  return FORMULA_FIRST_BYTES.has(byte)
 }
 
 /**

@@ -137,29 +137,45 @@ export class LocalClock {
   }
 }
 
-const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'))
-
 /**
  * `YYYY-MM-DD HH:MM:SS`, the wall-clock time of instants in the clock's zone (a form spreadsheets
- * read as a date; '' for an instant that is not one). Many in a row, as a file's rows: the day's
- * part is made once per local day, the rest from digits, no Date per instant.
+ * read as a date). Many in a row, as a file's rows: written as bytes, the day's part made once
+ * per local day, no Date or string per instant.
  */
 export class LocalTimestamps {
   private day = Number.NaN
-  private dayText = ''
+  private readonly dayBytes = new Uint8Array(11)
 
   constructor(private readonly clock: LocalClock) {}
 
-  format(instantMs: number): string {
-    if (!Number.isFinite(instantMs)) return ''
+  /** Writes the 19 bytes at `at` of `into`; returns the offset after them (`at` for an instant that is not one). */
+  writeInto(into: Uint8Array, at: number, instantMs: number): number {
+    if (!Number.isFinite(instantMs)) return at
     const wall = instantMs + this.clock.offset(instantMs)
     const day = Math.floor(wall / DAY_MS)
     if (day !== this.day) {
       this.day = day
-      this.dayText = `${dayKey(day)} `
+      const key = `${dayKey(day)} `
+      for (let i = 0; i < 11; i++) this.dayBytes[i] = key.charCodeAt(i)
     }
+    into.set(this.dayBytes, at)
     const seconds = Math.floor((wall - day * DAY_MS) / 1000)
-    return `${this.dayText}${TWO_DIGITS[Math.floor(seconds / 3600)]}:${TWO_DIGITS[Math.floor(seconds / 60) % 60]}:${TWO_DIGITS[seconds % 60]}`
+    const put = (offset: number, value: number) => {
+      into[offset] = 0x30 + Math.floor(value / 10)
+      into[offset + 1] = 0x30 + (value % 10)
+    }
+    put(at + 11, Math.floor(seconds / 3600))
+    into[at + 13] = 0x3a
+    put(at + 14, Math.floor(seconds / 60) % 60)
+    into[at + 16] = 0x3a
+    put(at + 17, seconds % 60)
+    return at + 19
+  }
+
+  /** The same as text ('' for an instant that is not one). */
+  format(instantMs: number): string {
+    const bytes = new Uint8Array(19)
+    return String.fromCharCode(...bytes.subarray(0, this.writeInto(bytes, 0, instantMs)))
   }
 }
 
