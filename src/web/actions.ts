@@ -1,6 +1,18 @@
 // The page's actions (Preview, Download, Charts) run one at a time: while one runs the buttons
 // wait, and Cancel aborts the download or the charts. Owned by one object the page makes.
 
+import type { Feedback, PageRegion } from './feedback.ts'
+import type { RangeController } from './range-controller.ts'
+import type { TokenController } from './token-controller.ts'
+
+/** What an action's controller works with: where to say things, the token, the query, the buttons. */
+export interface ActionContext {
+  feedback: Feedback<PageRegion>
+  token: TokenController
+  range: RangeController
+  actions: Actions
+}
+
 export interface ActionElements {
   buttons: HTMLButtonElement[]
   cancel: HTMLButtonElement

@@ -1,15 +1,13 @@
 // Charts: the four charts of the query, computed in a worker as the export streams, drawn with
 // their tables. They stay on show until the next charts (drawn again when the zone changes).
 
-import type { Actions } from './actions.ts'
+import type { ActionContext } from './actions.ts'
 import { ticketQuery } from './api.ts'
 import { computeCharts, type ChartsProgress } from './charts/run.ts'
 import type { NumbersFiles } from './charts/view.ts'
-import { formatBytes } from './download-controller.ts'
-import type { Feedback } from './feedback.ts'
+import { formatBytes } from './feedback.ts'
 import { describeRange, type ReadRange } from './range.ts'
-import type { PageQuery, RangeController } from './range-controller.ts'
-import type { Region, TokenController } from './token-controller.ts'
+import type { PageQuery } from './range-controller.ts'
 import { dayKey, type DayNumber } from './zone.ts'
 
 export interface ChartsElements {
@@ -32,7 +30,7 @@ export class ChartsController {
 
   constructor(
     private readonly els: ChartsElements,
-    private readonly page: { feedback: Feedback<Region>; token: TokenController; range: RangeController; actions: Actions },
+    private readonly page: ActionContext,
   ) {
     els.charts.addEventListener('click', () => void this.charts())
   }

@@ -1,15 +1,14 @@
 // Download CSV: the API's export saved as it streams, byte for byte, or, with "Add names and
 // local times" ticked, the file a spreadsheet reads as it is (names-file.ts), streamed the same way.
 
-import type { Actions } from './actions.ts'
+import type { ActionContext } from './actions.ts'
 import { startExport } from './api.ts'
 import { rangeProgress } from './export-progress.ts'
-import type { Feedback } from './feedback.ts'
+import { formatBytes } from './feedback.ts'
 import { namesAndLocalTimes, namesFileName } from './names-file.ts'
 import { placeNames } from './places.ts'
-import type { PageQuery, RangeController } from './range-controller.ts'
+import type { PageQuery } from './range-controller.ts'
 import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.ts'
-import type { Region, TokenController } from './token-controller.ts'
 
 export interface DownloadElements {
   download: HTMLButtonElement
@@ -18,14 +17,10 @@ export interface DownloadElements {
   withNames: HTMLInputElement
 }
 
-export function formatBytes(bytes: number): string {
-  return bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`
-}
-
 export class DownloadController {
   constructor(
     private readonly els: DownloadElements,
-    private readonly page: { feedback: Feedback<Region>; token: TokenController; range: RangeController; actions: Actions },
+    private readonly page: ActionContext,
   ) {
     els.download.addEventListener('click', () => void this.download())
   }

@@ -2,13 +2,10 @@
 // Its table stays until the next preview, whatever else the analyst does meanwhile.
 
 import type { Ticket } from '../client/index.ts'
-import type { Actions } from './actions.ts'
+import type { ActionContext } from './actions.ts'
 import { fetchFirstTickets } from './api.ts'
-import type { Feedback } from './feedback.ts'
 import { placeNames } from './places.ts'
 import { renderPreview } from './preview.ts'
-import type { RangeController } from './range-controller.ts'
-import type { Region, TokenController } from './token-controller.ts'
 
 /** Rows the preview shows of the page it reads. */
 const PREVIEW_ROWS = 20
@@ -29,7 +26,7 @@ export function countLine(items: readonly Ticket[], more: boolean, shown: number
 export class PreviewController {
   constructor(
     private readonly els: PreviewElements,
-    private readonly page: { feedback: Feedback<Region>; token: TokenController; range: RangeController; actions: Actions },
+    private readonly page: ActionContext,
   ) {
     // Enter in a date field submits the query form: that previews (Preview is its submit button).
     page.range.onSubmit((event) => void this.preview(event))

@@ -2,11 +2,10 @@
 // line that says what the buttons will do. Reads the form into the API's query on demand.
 
 import { compactInstant } from '../client/index.ts'
-import type { Feedback } from './feedback.ts'
+import { listNames, type Feedback, type PageRegion } from './feedback.ts'
 import { placeNames, readPlaces, renderPlaces, type PlaceSelection } from './places.ts'
 import { MAX_DAYS, defaultRange, describeRange, readRange, type ReadRange } from './range.ts'
 import { storeZone, storedZone, type Organisation } from './session.ts'
-import { listNames, type Region } from './token-controller.ts'
 import { LocalClock, browserTimeZone, describeOffset, knownTimeZones, zoneAsTyped } from './zone.ts'
 
 /** Bun refuses request lines over 16 KiB; stay well below with the ticked queues' ids. */
@@ -43,7 +42,7 @@ export class RangeController {
   /** `onZone` hears of a zone newly chosen (the charts on show are then drawn again). */
   constructor(
     private readonly els: RangeElements,
-    private readonly feedback: Feedback<Region>,
+    private readonly feedback: Feedback<PageRegion>,
     private readonly onZone: () => void,
   ) {
     els.form.addEventListener('input', () => this.updateSummary())

@@ -4,11 +4,9 @@
 
 import { ApiResponseError } from '../client/index.ts'
 import { fetchLocations, limitsShownBy, type PageLimits } from './api.ts'
-import type { Feedback } from './feedback.ts'
+import { listNames, type Feedback, type PageRegion } from './feedback.ts'
 import { placeNames } from './places.ts'
 import { forgetSession, rememberOrganisation, rememberedOrganisation, storeToken, storedToken, tokenHint, type Organisation } from './session.ts'
-
-export type Region = 'token' | 'range' | 'query'
 
 export interface TokenElements {
   form: HTMLFormElement
@@ -17,12 +15,6 @@ export interface TokenElements {
   status: HTMLElement
   demo: HTMLElement
   quota: HTMLElement
-}
-
-/** "A, B and C", or the first three and how many more. */
-export function listNames(names: string[]): string {
-  if (names.length <= 3) return names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0]!
-  return `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`
 }
 
 export class TokenController {
@@ -35,7 +27,7 @@ export class TokenController {
   /** `onChange` hears of every organisation shown, and of null when the token goes (Forget, or refused). */
   constructor(
     private readonly els: TokenElements,
-    private readonly feedback: Feedback<Region>,
+    private readonly feedback: Feedback<PageRegion>,
     private readonly onChange: (organisation: Organisation | null, forgotten: boolean) => void,
   ) {
     els.form.addEventListener('submit', (event) => void this.useToken(event))
@@ -62,7 +54,7 @@ export class TokenController {
   }
 
   /** A failed call: a token that is no longer accepted is dropped and explained next to the token field. */
-  handleProblem(error: unknown, region: Region): void {
+  handleProblem(error: unknown, region: PageRegion): void {
     const limits = limitsShownBy(error)
     if (limits) this.noteLimits(limits)
     if (error instanceof ApiResponseError && (error.status === 401 || error.status === 402)) {

@@ -130,6 +130,20 @@ function expectedTables(tickets: FixtureTicket[], zone: string): Record<string, 
   }
 }
 
+/** A per-day table (header row first) summed per week from Monday, with the days each week has in the range. */
+function weeksOf(perDay: Table): Table {
+  const weeks = new Map<string, number[]>()
+  for (const [day, ...counts] of perDay.slice(1)) {
+    const date = new Date(`${day}T00:00:00Z`)
+    const monday = new Date(date.getTime() - ((date.getUTCDay() + 6) % 7) * 86_400_000).toISOString().slice(0, 10)
+    const sums = weeks.get(monday) ?? new Array<number>(counts.length + 1).fill(0)
+    sums[0]!++
+    counts.forEach((count, i) => (sums[i + 1]! += Number(count)))
+    weeks.set(monday, sums)
+  }
+  return [['Week (from Monday)', 'Days in range', ...STATUS_WORDS, 'Total'], ...[...weeks].map(([monday, sums]) => [monday, ...sums.map(String)])]
+}
+
 /** Every numbers table on the page by its caption, header row first (read from the DOM, shown or not). */
 function shownTables(page: Page): Promise<Record<string, Table>> {
   return page.locator('#charts-list table').evaluateAll((tables) =>
@@ -212,6 +226,11 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
       expect(download.suggestedFilename()).toBe('wait_20260301-20260410_Pacific-Auckland.csv')
       const csv = await Bun.file((await download.path())!).text()
       expect(csv).toBe(shown['Wait by queue']!.map((row) => row.map((field) => (/[",]/.test(field) ? `"${field}"` : field)).join(',') + '\r\n').join(''))
+
+      // Per week: local weeks from Monday, their days in the range said, summed from the days above.
+      await page.getByLabel('Per week').check()
+      await page.getByRole('heading', { name: 'Tickets per week' }).waitFor()
+      expect((await shownTables(page))['Tickets per week']).toEqual(weeksOf(shown['Tickets per day']!))
 
       // Another zone: the same local days now mean other instants, and every number follows.
       await page.getByLabel('Time zone').fill(OTHER_ZONE)
