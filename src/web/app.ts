@@ -20,24 +20,7 @@ function startPage(): void {
     progress: $('progress'),
   })
   const buttons = { preview: $<HTMLButtonElement>('preview'), download: $<HTMLButtonElement>('download'), charts: $<HTMLButtonElement>('charts') }
-  // The controllers are made below; the token's changes reach them through these closures.
-  let previewResult: PreviewController | undefined
-  let chartsResult: ChartsController | undefined
-  const token = new TokenController(
-    { form: $('token-form'), input: $('token'), forget: $('forget-token'), status: $('token-status'), demo: $('demo-notice'), quota: $('quota') },
-    feedback,
-    (organisation, forgotten) => {
-      if (!organisation) actions.cancel()
-      if (forgotten) {
-        feedback.clear()
-        feedback.progress('')
-        previewResult?.clear()
-        chartsResult?.clear()
-      }
-      range.showOrganisation(organisation)
-      actions.update()
-    },
-  )
+  const token = new TokenController({ form: $('token-form'), input: $('token'), forget: $('forget-token'), status: $('token-status'), demo: $('demo-notice'), quota: $('quota') }, feedback)
   const actions = new Actions({ buttons: Object.values(buttons), cancel: $('cancel'), hint: $('actions-hint') }, () => Boolean(token.token))
   const range = new RangeController(
     {
@@ -45,12 +28,25 @@ function startPage(): void {
       places: $('places'), placesList: $('places-list'), statuses: $('statuses'), summary: $('summary'),
     },
     feedback,
-    () => chartsResult?.zoneChanged(),
   )
   const page = { feedback, token, range, actions }
-  previewResult = new PreviewController({ section: $('preview-section'), count: $('preview-count'), table: $('preview-table') }, page)
+  const preview = new PreviewController({ section: $('preview-section'), count: $('preview-count'), table: $('preview-table') }, page)
   new DownloadController({ download: buttons.download, saveAs: $('save-as'), withNames: $('with-names') }, page)
-  chartsResult = new ChartsController({ charts: buttons.charts, progressBar: $('progress-bar'), section: $('charts-section'), summary: $('charts-summary'), list: $('charts-list') }, page)
+  const charts = new ChartsController({ charts: buttons.charts, progressBar: $('progress-bar'), section: $('charts-section'), summary: $('charts-summary'), list: $('charts-list') }, page)
+  range.onZone(() => charts.zoneChanged())
+
+  token.onChange((organisation, forgotten) => {
+    if (!organisation) actions.cancel()
+    // Forget clears everything the token showed; a token the API refused leaves the results in view.
+    if (forgotten) {
+      feedback.clear()
+      feedback.progress('')
+      preview.clear()
+      charts.clear()
+    }
+    range.showOrganisation(organisation)
+    actions.update()
+  })
   actions.update()
   token.start()
 }

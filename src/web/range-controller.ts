@@ -38,12 +38,11 @@ export class RangeController {
   /** The time zone whose local days the range means, and its clock. */
   clock = new LocalClock(zoneAsTyped(storedZone() ?? '') ?? browserTimeZone())
   private locations: Organisation['locations'] = []
+  private readonly zoneListeners: (() => void)[] = []
 
-  /** `onZone` hears of a zone newly chosen (the charts on show are then drawn again). */
   constructor(
     private readonly els: RangeElements,
     private readonly feedback: Feedback<PageRegion>,
-    private readonly onZone: () => void,
   ) {
     els.form.addEventListener('input', () => this.updateSummary())
     els.zone.addEventListener('change', () => this.useZone())
@@ -59,6 +58,11 @@ export class RangeController {
     els.from.value = range.from
     els.to.value = range.to
     this.updateSummary()
+  }
+
+  /** `listener` hears of a zone newly chosen (the charts on show are then drawn again). */
+  onZone(listener: () => void): void {
+    this.zoneListeners.push(listener)
   }
 
   /** Runs `handler` when the form is submitted (Enter in a field, or the Preview button). */
@@ -163,7 +167,7 @@ export class RangeController {
     storeZone(zone)
     this.showZone()
     this.updateSummary()
-    if (changed) this.onZone()
+    if (changed) for (const listener of this.zoneListeners) listener()
   }
 }
 

@@ -23,15 +23,19 @@ export class TokenController {
   organisation: Organisation | null = null
   /** Whether the quota figures were read by this page load (not remembered from an earlier one). */
   private freshQuota = false
+  private readonly listeners: ((organisation: Organisation | null, forgotten: boolean) => void)[] = []
 
-  /** `onChange` hears of every organisation shown, and of null when the token goes (Forget, or refused). */
   constructor(
     private readonly els: TokenElements,
     private readonly feedback: Feedback<PageRegion>,
-    private readonly onChange: (organisation: Organisation | null, forgotten: boolean) => void,
   ) {
     els.form.addEventListener('submit', (event) => void this.useToken(event))
     els.forget.addEventListener('click', () => this.forget())
+  }
+
+  /** `listener` hears of every organisation shown, and of null when the token goes (`forgotten`: by Forget, else refused). */
+  onChange(listener: (organisation: Organisation | null, forgotten: boolean) => void): void {
+    this.listeners.push(listener)
   }
 
   /** Shows the token kept for this tab, if any (reloading spends no request when its organisation was seen). */
@@ -104,7 +108,7 @@ export class TokenController {
     this.organisation = organisation
     this.showQuota()
     this.showStatus()
-    this.onChange(organisation, false)
+    for (const listener of this.listeners) listener(organisation, false)
   }
 
   private forget(): void {
@@ -120,7 +124,7 @@ export class TokenController {
     this.organisation = null
     this.showQuota()
     this.showStatus()
-    this.onChange(null, forgotten)
+    for (const listener of this.listeners) listener(null, forgotten)
   }
 
   /** The API tells no organisation name: the token's organisation is shown by its locations. */

@@ -22,12 +22,14 @@ describe('the file with names and local times', () => {
       't1,q_pay,loc_a,2026-03-08T06:59:59.000Z,2026-03-08T07:00:00.000Z,plain\r\n', // 01:59:59 EST, then 03:00:00 EDT
       '-t2,q_other,loc_x,2026-03-08T12:00:00.000Z,,"with, comma"\r\n',
       't3,q_pay,loc_a,not-an-instant,,\r\n',
+      't4,q_pay,loc_a,2026-03-08T12:00:00.000Z,,@note\r\n', // no quote, a field that starts a formula
     ].join('')
     const expected = [
       'id,queueId,locationId,createdAt,calledAt,note,locationName,queueName,createdAtLocal,calledAtLocal\r\n',
       't1,q_pay,loc_a,2026-03-08T06:59:59.000Z,2026-03-08T07:00:00.000Z,plain,"Amsterdam, Centraal",\'=SUM(1),2026-03-08 01:59:59,2026-03-08 03:00:00\r\n',
       "'-t2,q_other,loc_x,2026-03-08T12:00:00.000Z,,\"with, comma\",,,2026-03-08 08:00:00,\r\n",
       't3,q_pay,loc_a,not-an-instant,,,"Amsterdam, Centraal",\'=SUM(1),,\r\n',
+      't4,q_pay,loc_a,2026-03-08T12:00:00.000Z,,\'@note,"Amsterdam, Centraal",\'=SUM(1),2026-03-08 08:00:00,\r\n',
     ].join('')
     for (const size of [1, 5, 64, 10_000]) expect(await transform(csv, size)).toBe(expected)
   })
