@@ -37,13 +37,15 @@ const PathWithoutNestedLink = (system: SwaggerSystem) => ({
 
 /**
  * Swagger UI draws some <select>s without a name: the servers list (inside an empty <label>) and
- * the list of an enum parameter's values. Each gets one whenever it is (re)drawn.
+ * the list of an enum parameter's values. Each gets one whenever it is (re)drawn. Its example
+ * code blocks scroll sideways on a phone: each takes the keyboard focus, so the keys scroll it.
  */
-function nameSelects() {
+function fixMarkup() {
+  for (const code of document.querySelectorAll<HTMLElement>('#reference .microlight:not([tabindex])')) code.tabIndex = 0
   for (const select of document.querySelectorAll('#reference select:not([aria-label])')) {
     const parameter = select.closest('tr[data-param-name]')?.getAttribute('data-param-name')
     if (select.id === 'servers') select.setAttribute('aria-label', 'Server')
     else if (parameter) select.setAttribute('aria-label', `Values of ${parameter}`)
   }
 }
-new MutationObserver(nameSelects).observe(document.getElementById('reference')!, { childList: true, subtree: true })
+new MutationObserver(fixMarkup).observe(document.getElementById('reference')!, { childList: true, subtree: true })

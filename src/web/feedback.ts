@@ -6,6 +6,20 @@ import { ApiResponseError, DemoQuotaExceededError, RateLimitedError, TooManyExpo
 
 export type MessageKind = 'error' | 'info'
 
+/** The export page's alert regions: next to the token, the dates, and the action buttons. */
+export type PageRegion = 'token' | 'range' | 'query'
+
+/** "A, B and C", or the first three and how many more. */
+export function listNames(names: string[]): string {
+  if (names.length <= 3) return names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0]!
+  return `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`
+}
+
+/** A size as a progress line says it: 812.4 kB, 35.3 MB. */
+export function formatBytes(bytes: number): string {
+  return bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`
+}
+
 export interface Feedback<Region extends string> {
   /** Shows `text` in `region` (an error unless `kind` says 'info'), and brings it into view. */
   show(region: Region, text: string, kind?: MessageKind): void

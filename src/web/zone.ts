@@ -22,6 +22,20 @@ export function canonicalTimeZone(name: string): string | null {
   }
 }
 
+/**
+ * The zone as the analyst typed it when the browser knows it: a listed name in its listed case
+ * (`europe/amsterdam` → `Europe/Amsterdam`), an alias the browser accepts as typed
+ * (`Asia/Kolkata`, which Chromium resolves to `Asia/Calcutta`), else null.
+ */
+export function zoneAsTyped(name: string): string | null {
+  const canonical = canonicalTimeZone(name)
+  if (!canonical) return null
+  const typed = name.trim()
+  const listed = knownTimeZones().find((zone) => zone.toLowerCase() === typed.toLowerCase())
+  if (listed) return listed
+  return canonical.toLowerCase() === typed.toLowerCase() ? canonical : typed
+}
+
 /** Every IANA zone the browser knows, for the control's suggestions. */
 export function knownTimeZones(): string[] {
   const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : []
@@ -121,6 +135,53 @@ export class LocalClock {
   hoursIn(day: DayNumber): number {
     return Math.round((this.startOfDay(day + 1) - this.startOfDay(day)) / HOUR_MS)
   }
+}
+
+/**
+ * `YYYY-MM-DD HH:MM:SS`, the wall-clock time of instants in the clock's zone (a form spreadsheets
+ * read as a date). Many in a row, as a file's rows: written as bytes, the day's part made once
+ * per local day, no Date or string per instant.
+ */
+export class LocalTimestamps {
+  private day = Number.NaN
+  private readonly dayBytes = new Uint8Array(11)
+
+  constructor(private readonly clock: LocalClock) {}
+
+  /** Writes the 19 bytes at `at` of `into`; returns the offset after them (`at` for an instant that is not one). */
+  writeInto(into: Uint8Array, at: number, instantMs: number): number {
+    if (!Number.isFinite(instantMs)) return at
+    const wall = instantMs + this.clock.offset(instantMs)
+    const day = Math.floor(wall / DAY_MS)
+    if (day !== this.day) {
+      this.day = day
+      const key = `${dayKey(day)} `
+      for (let i = 0; i < 11; i++) this.dayBytes[i] = key.charCodeAt(i)
+    }
+    into.set(this.dayBytes, at)
+    const seconds = Math.floor((wall - day * DAY_MS) / 1000)
+    const put = (offset: number, value: number) => {
+      into[offset] = 0x30 + Math.floor(value / 10)
+      into[offset + 1] = 0x30 + (value % 10)
+    }
+    put(at + 11, Math.floor(seconds / 3600))
+    into[at + 13] = 0x3a
+    put(at + 14, Math.floor(seconds / 60) % 60)
+    into[at + 16] = 0x3a
+    put(at + 17, seconds % 60)
+    return at + 19
+  }
+
+  /** The same as text ('' for an instant that is not one). */
+  format(instantMs: number): string {
+    const bytes = new Uint8Array(19)
+    return String.fromCharCode(...bytes.subarray(0, this.writeInto(bytes, 0, instantMs)))
+  }
+}
+
+/** One instant as LocalTimestamps writes it. */
+export function localTimestamp(instantMs: number, clock: LocalClock): string {
+  return new LocalTimestamps(clock).format(instantMs)
 }
 
 /** "UTC+13:00" for a zone's offset at an instant. */

@@ -77,20 +77,29 @@ describe.skipIf(!chromiumAvailable)('the charts against DuckDB', () => {
       expect(tables['Tickets per day']).toHaveLength(29)
       expect(perDay.size).toBeGreaterThan(29 * 3) // the data fill the days
 
+      // One row per queue of a location: [location, queue, …], as the page's tables.
       const waits = await queryDuckDb(file, queries['Wait by queue']!)
-      expect(tables['Wait by queue']!.map(([queue, called, median, p90]) => [queue, Number(called), Number(median), Number(p90)])).toEqual(
-        waits.map((row) => [String(row.queue), Number(row.called), Number(row.median_min), Number(row.p90_min)]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      expect(tables['Wait by queue']!.map(([location, queue, called, median, p90]) => [location, queue, Number(called), Number(median), Number(p90)])).toEqual(
+        waits
+          .map((row) => [String(row.location), String(row.queue), Number(row.called), Number(row.median_min), Number(row.p90_min)])
+          .sort((a, b) => String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1]))),
       )
 
       const arrivals = new Map<string, number>()
       for (const row of await queryDuckDb(file, queries['Arrivals by hour']!)) arrivals.set(`${row.weekday} ${row.hour}`, Number(row.tickets))
-      expect(tables['Arrivals by hour']).toEqual(Array.from({ length: 24 }, (_, hour) => [String(hour), ...WEEKDAYS.map((_, i) => String(arrivals.get(`${i + 1} ${hour}`) ?? 0))]))
+      expect(tables['Arrivals by hour']).toEqual(
+        Array.from({ length: 24 }, (_, hour) => {
+          const counts = WEEKDAYS.map((_, i) => arrivals.get(`${i + 1} ${hour}`) ?? 0)
+          return [String(hour), ...counts.map(String), String(counts.reduce((a, b) => a + b, 0))]
+        }),
+      )
 
       const outcomes = new Map<string, { share: number; ended: number }>()
-      for (const row of await queryDuckDb(file, queries['Outcome by queue']!)) outcomes.set(`${row.queue} ${row.status}`, { share: Number(row.share), ended: Number(row.ended) })
-      for (const [queue, ...cells] of tables['Outcome by queue']!) {
-        const shares = ['COMPLETED', 'NO_SHOW', 'CANCELED', 'SKIPPED'].map((status) => outcomes.get(`${queue} ${status}`)?.share ?? 0)
-        expect([queue, ...cells.slice(0, 4).map(Number), Number(cells[4])]).toEqual([queue, ...shares, outcomes.get(`${queue} COMPLETED`)!.ended])
+      for (const row of await queryDuckDb(file, queries['Outcome by queue']!)) outcomes.set(`${row.location} ${row.queue} ${row.status}`, { share: Number(row.share), ended: Number(row.ended) })
+      expect(tables['Outcome by queue']!.length).toBeGreaterThan(0)
+      for (const [location, queue, ...cells] of tables['Outcome by queue']!) {
+        const shares = ['COMPLETED', 'NO_SHOW', 'CANCELED', 'SKIPPED'].map((status) => outcomes.get(`${location} ${queue} ${status}`)?.share ?? 0)
+        expect([location, queue, ...cells.slice(0, 4).map(Number), Number(cells[4])]).toEqual([location, queue, ...shares, outcomes.get(`${location} ${queue} COMPLETED`)!.ended])
       }
     } finally {
       rmSync(dir, { recursive: true, force: true })

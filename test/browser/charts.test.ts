@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import type { FixtureTicket } from '../support/fixtures.ts'
+import { openTenant, type TestServer } from '../support/harness.ts'
 import { VIEWPORTS, browserSetup, chromiumAvailable, openPage, screenshot, seriousViolations, setRange, useToken, type ViewportName } from './support.ts'
 
 /**
@@ -15,12 +16,27 @@ const TO = '2026-04-10'
 const STATUSES = ['WAITING', 'CALLED', 'COMPLETED', 'CANCELED', 'SKIPPED', 'NO_SHOW'] as const
 const OUTCOMES = ['COMPLETED', 'NO_SHOW', 'CANCELED', 'SKIPPED'] as const
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']
+const STATUS_WORDS = ['Waiting', 'Called', 'Completed', 'Canceled', 'Skipped', 'No-show']
+const OUTCOME_WORDS = ['Completed', 'No-show', 'Canceled', 'Skipped']
+/** The locations' names as the page shows them: two share "Amsterdam Centraal" and get their slugs. */
+const LOCATIONS: Record<string, string> = { loc_a: 'Amsterdam Centraal (amsterdam)', loc_a2: 'Amsterdam Centraal (amsterdam-2)', loc_b: 'Zürich Hauptbahnhof' }
 const QUEUES = [
   { queueId: 'q_pay', locationId: 'loc_a', name: 'Payments' },
   { queueId: 'q_id', locationId: 'loc_a', name: 'ID & Passports' },
   { queueId: 'q_zh', locationId: 'loc_b', name: 'Schalter 1 — Ämter' },
   { queueId: 'q_a2', locationId: 'loc_a2', name: 'General' },
+  // A second "Payments", in Zürich: never counted with Amsterdam's.
+  { queueId: 'q_pay_zh', locationId: 'loc_b', name: 'Payments' },
 ]
+
+/** An organisation of the standard fixture plus Zürich's own "Payments" queue, with `tickets`. */
+function organisationWithTwoPayments(server: TestServer, tickets: FixtureTicket[]): string {
+  const { org, token } = server.seeded({ tickets })
+  const db = openTenant(server.dataDir, org.id)
+  db.run("INSERT INTO queues (id, location_id, name, slug, status) VALUES ('q_pay_zh', 'loc_b', 'Payments', 'payments', 'ACTIVE')")
+  db.close()
+  return token
+}
 
 /** A small seeded generator (mulberry32), so the rows are the same on every run. */
 function random(seed: number): () => number {
@@ -92,26 +108,40 @@ function expectedTables(tickets: FixtureTicket[], zone: string): Record<string, 
     const counts = STATUSES.map((status) => inRange.filter((t) => t.status === status && t.day === day).length)
     return [day, ...counts.map(String), String(counts.reduce((a, b) => a + b, 0))]
   })
-  const byName = (a: string[], b: string[]) => a[0]!.localeCompare(b[0]!)
-  const waits = QUEUES.map(({ queueId, name }) => {
+  const byPlace = (a: string[], b: string[]) => a[0]!.localeCompare(b[0]!) || a[1]!.localeCompare(b[1]!)
+  const waits = QUEUES.map(({ queueId, locationId, name }) => {
     const sorted = inRange.filter((t) => t.queueId === queueId && t.calledAt).map((t) => Date.parse(t.calledAt!) - Date.parse(t.createdAt)).sort((a, b) => a - b)
-    return sorted.length === 0 ? null : [name, String(sorted.length), minutes(quantile(sorted, 0.5)), minutes(quantile(sorted, 0.9))]
-  }).filter((row) => row !== null).sort(byName)
-  const arrivals = Array.from({ length: 24 }, (_, hour) => [
-    String(hour),
-    ...WEEKDAYS.map((weekday) => String(inRange.filter((t) => t.hour === hour && t.weekday === weekday).length)),
-  ])
-  const outcomes = QUEUES.map(({ queueId, name }) => {
+    return sorted.length === 0 ? null : [LOCATIONS[locationId]!, name, String(sorted.length), minutes(quantile(sorted, 0.5)), minutes(quantile(sorted, 0.9))]
+  }).filter((row) => row !== null).sort(byPlace)
+  const arrivals = Array.from({ length: 24 }, (_, hour) => {
+    const counts = WEEKDAYS.map((weekday) => inRange.filter((t) => t.hour === hour && t.weekday === weekday).length)
+    return [String(hour), ...counts.map(String), String(inRange.filter((t) => t.hour === hour).length)]
+  })
+  const outcomes = QUEUES.map(({ queueId, locationId, name }) => {
     const counts = OUTCOMES.map((status) => inRange.filter((t) => t.queueId === queueId && t.status === status).length)
     const total = counts.reduce((a, b) => a + b, 0)
-    return total === 0 ? null : [name, ...counts.map((count) => share(count, total)), String(total)]
-  }).filter((row) => row !== null).sort(byName)
+    return total === 0 ? null : [LOCATIONS[locationId]!, name, ...counts.map((count) => share(count, total)), String(total)]
+  }).filter((row) => row !== null).sort(byPlace)
   return {
-    'Tickets per day': [['Day', ...STATUSES, 'Total'], ...perDay],
-    'Wait by queue': [['Queue', 'Called tickets', 'Median wait (min)', '90th percentile (min)'], ...waits],
-    'Arrivals by hour': [['Hour', ...WEEKDAYS], ...arrivals],
-    'Outcome by queue': [['Queue', ...OUTCOMES, 'Total'], ...outcomes],
+    'Tickets per day': [['Day', ...STATUS_WORDS, 'Total'], ...perDay],
+    'Wait by queue': [['Location', 'Queue', 'Called tickets', 'Median wait (min)', '90th percentile (min)'], ...waits],
+    'Arrivals by hour': [['Hour', ...WEEKDAYS, 'All days'], ...arrivals],
+    'Outcome by queue': [['Location', 'Queue', ...OUTCOME_WORDS, 'Total'], ...outcomes],
   }
+}
+
+/** A per-day table (header row first) summed per week from Monday, with the days each week has in the range. */
+function weeksOf(perDay: Table): Table {
+  const weeks = new Map<string, number[]>()
+  for (const [day, ...counts] of perDay.slice(1)) {
+    const date = new Date(`${day}T00:00:00Z`)
+    const monday = new Date(date.getTime() - ((date.getUTCDay() + 6) % 7) * 86_400_000).toISOString().slice(0, 10)
+    const sums = weeks.get(monday) ?? new Array<number>(counts.length + 1).fill(0)
+    sums[0]!++
+    counts.forEach((count, i) => (sums[i + 1]! += Number(count)))
+    weeks.set(monday, sums)
+  }
+  return [['Week (from Monday)', 'Days in range', ...STATUS_WORDS, 'Total'], ...[...weeks].map(([monday, sums]) => [monday, ...sums.map(String)])]
 }
 
 /** Every numbers table on the page by its caption, header row first (read from the DOM, shown or not). */
@@ -148,14 +178,14 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
   for (const size of Object.keys(VIEWPORTS) as ViewportName[]) {
     const viewport = VIEWPORTS[size]
     test(`${size}: in ${FAR_ZONE}, every table equals the rows' numbers; switching to ${OTHER_ZONE} recomputes them`, async () => {
-      const { token } = setup.server.seeded({ tickets })
+      const token = organisationWithTwoPayments(setup.server, tickets)
       const { page, requests } = await openPage(setup.browser, setup.server.base, { viewport, timezoneId: FAR_ZONE })
       const errors = consoleErrors(page)
       // The browser's zone is the default, and the page says the days are its days.
       expect(await page.getByLabel('Time zone').inputValue()).toBe(FAR_ZONE)
       expect(await page.locator('#zone-help').textContent()).toContain(`Days are local days in ${FAR_ZONE} (UTC+1`)
       await useToken(page, token)
-      await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
+      await page.getByRole('checkbox', { name: 'Payments' }).first().waitFor()
       await setRange(page, FROM, TO)
       await drawCharts(page)
 
@@ -167,6 +197,12 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
 
       const shown = await shownTables(page)
       expect(shown).toEqual(expectedTables(tickets, FAR_ZONE))
+      // The two Payments queues are two rows, each labelled with its location in the picture too.
+      expect(shown['Wait by queue']!.filter((row) => row[1] === 'Payments').map((row) => row[0])).toEqual(['Amsterdam Centraal (amsterdam)', 'Zürich Hauptbahnhof'])
+      expect(await page.locator('#chart-wait svg').textContent()).toContain('Zürich Hauptbahnhof · Payments')
+      // The legends use the form's words.
+      expect(await page.locator('#chart-outcome').textContent()).toContain('No-show')
+      expect(await page.locator('#chart-outcome').textContent()).not.toContain('NO_SHOW')
       // 5 April 2026 in Auckland has 25 hours (03:00 NZDT becomes 02:00 NZST): 25 × 3 tickets.
       const perDay = (table: Table, day: string) => table.find((row) => row[0] === day)!.at(-1)
       expect(perDay(shown['Tickets per day']!, '2026-04-05')).toBe('75')
@@ -190,6 +226,11 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
       expect(download.suggestedFilename()).toBe('wait_20260301-20260410_Pacific-Auckland.csv')
       const csv = await Bun.file((await download.path())!).text()
       expect(csv).toBe(shown['Wait by queue']!.map((row) => row.map((field) => (/[",]/.test(field) ? `"${field}"` : field)).join(',') + '\r\n').join(''))
+
+      // Per week: local weeks from Monday, their days in the range said, summed from the days above.
+      await page.getByLabel('Per week').check()
+      await page.getByRole('heading', { name: 'Tickets per week' }).waitFor()
+      expect((await shownTables(page))['Tickets per week']).toEqual(weeksOf(shown['Tickets per day']!))
 
       // Another zone: the same local days now mean other instants, and every number follows.
       await page.getByLabel('Time zone').fill(OTHER_ZONE)
@@ -240,6 +281,12 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
     await page.getByLabel('Time zone').fill('europe/amsterdam')
     await page.getByLabel('Time zone').press('Enter')
     expect(await page.locator('#zone-help').textContent()).toMatch(/^Days are local days in Europe\/Amsterdam \(UTC\+0[12]:00 now\)/)
+    // A valid alias is kept as typed (Chromium resolves Asia/Kolkata to Asia/Calcutta).
+    await page.getByLabel('Time zone').fill('Asia/Kolkata')
+    await page.getByLabel('Time zone').press('Enter')
+    expect(await page.getByLabel('Time zone').inputValue()).toBe('Asia/Kolkata')
+    expect(await page.locator('#zone-help').textContent()).toStartWith('Days are local days in Asia/Kolkata (UTC+05:30 now)')
+    expect(await page.evaluate(() => sessionStorage.getItem('queue-analytics-zone'))).toBe('Asia/Kolkata')
     expect(await page.getByRole('alert').count()).toBe(0)
     await page.context().close()
   })

@@ -69,6 +69,10 @@ describe.skipIf(!chromiumAvailable)('the export page in Chromium', () => {
     await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
     const before = requests.length
     await setRange(page, '2026-01-01', '2026-04-30')
+    // The line above the buttons says what is limited (a file) and what is not (the charts).
+    expect(await page.locator('#summary').textContent()).toBe(
+      'Charts only: all queues, all statuses, 1 Jan – 30 Apr 2026 (120 days). A file covers at most 90 days, so Preview and Download need a shorter range; the charts take any range.',
+    )
     await page.getByRole('button', { name: 'Preview' }).click()
     await page.getByRole('alert').getByText(/120 days; one file covers at most 90/).waitFor()
     expect(requests.length).toBe(before)

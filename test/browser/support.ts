@@ -23,6 +23,41 @@ export const VIEWPORTS = {
   phone: { width: 360, height: 740 },
 } as const
 export type ViewportName = keyof typeof VIEWPORTS
+/** The laptop's screen at 200 % zoom: half the CSS pixels, each drawn with two device pixels. */
+export const ZOOMED = { viewport: { width: 640, height: 360 }, deviceScaleFactor: 2 } as const
+
+/**
+ * Every piece of text of the charts that is cut by its chart's edge or drawn over another: the
+ * SVG text (tick labels, axis titles, the ramp legend's labels) against its SVG's box and the
+ * chart's visible box, and the HTML legend's swatches against each other and the chart. Empty.
+ */
+export function chartTextProblems(page: Page): Promise<string[]> {
+  return page.locator('#charts-list .plot').evaluateAll((plots) => {
+    const problems: string[] = []
+    const inside = (inner: DOMRect, outer: DOMRect) => inner.left >= outer.left - 0.5 && inner.right <= outer.right + 0.5 && inner.top >= outer.top - 0.5 && inner.bottom <= outer.bottom + 0.5
+    const overlap = (a: DOMRect, b: DOMRect) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5
+    const describe = (element: Element) => `"${element.textContent}" in ${element.closest('.chart')?.id}`
+    for (const plot of plots) {
+      const visible = plot.getBoundingClientRect()
+      for (const svg of plot.querySelectorAll('svg')) {
+        const box = svg.getBoundingClientRect()
+        const texts = [...svg.querySelectorAll('text')].filter((text) => text.textContent!.trim() !== '')
+        const rects = texts.map((text) => text.getBoundingClientRect())
+        texts.forEach((text, i) => {
+          if (!inside(rects[i]!, box) || !inside(rects[i]!, visible)) problems.push(`${describe(text)} is cut by the chart's edge`)
+          for (let j = i + 1; j < texts.length; j++) if (overlap(rects[i]!, rects[j]!)) problems.push(`${describe(text)} overlaps ${describe(texts[j]!)}`)
+        })
+      }
+      const swatches = [...plot.querySelectorAll('[class$="-swatch"]')]
+      const rects = swatches.map((swatch) => swatch.getBoundingClientRect())
+      swatches.forEach((swatch, i) => {
+        if (!inside(rects[i]!, visible)) problems.push(`legend ${describe(swatch)} is cut by the chart's edge`)
+        for (let j = i + 1; j < swatches.length; j++) if (overlap(rects[i]!, rects[j]!)) problems.push(`legend ${describe(swatch)} overlaps ${describe(swatches[j]!)}`)
+      })
+    }
+    return problems
+  })
+}
 
 export async function launchChromium(): Promise<Browser> {
   mkdirSync(ARTIFACTS, { recursive: true })
@@ -71,11 +106,21 @@ export interface OpenOptions {
    * do not depend on the zone of the machine that runs it.
    */
   timezoneId?: string
+  /** Device pixels per CSS pixel: 2 with half the viewport is the laptop's screen at 200 % zoom. */
+  deviceScaleFactor?: number
+  /** The browser's colour scheme (the page honours prefers-color-scheme). */
+  colorScheme?: 'light' | 'dark'
 }
 
 /** A page that records every request and refuses any that would leave `base`. */
 export async function openPage(browser: Browser, base: string, options: OpenOptions = {}): Promise<{ page: Page; requests: string[] }> {
-  const context = await browser.newContext({ acceptDownloads: true, viewport: options.viewport ?? { width: 1100, height: 900 }, timezoneId: options.timezoneId ?? 'UTC' })
+  const context = await browser.newContext({
+    acceptDownloads: true,
+    viewport: options.viewport ?? { width: 1100, height: 900 },
+    timezoneId: options.timezoneId ?? 'UTC',
+    deviceScaleFactor: options.deviceScaleFactor,
+    colorScheme: options.colorScheme ?? 'light',
+  })
   const requests: string[] = []
   await context.route('**/*', (route) => {
     const url = route.request().url()

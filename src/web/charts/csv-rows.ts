@@ -120,6 +120,16 @@ export class CsvRecord {
     return keys.get(this.bytes, this.starts[i]!, this.ends[i]!)
   }
 
+  /** The record's own bytes when it has no quoted field (a view, valid during the call), else null. */
+  unquotedBytes(): Uint8Array | null {
+    return this.fields ? null : this.bytes.subarray(this.start, this.end)
+  }
+
+  /** The first byte of field i of an unquoted record, or -1 for an empty field. */
+  firstByte(i: number): number {
+    return i < this.count && this.ends[i]! > this.starts[i]! ? this.bytes[this.starts[i]!]! : -1
+  }
+
   /** The whole record as text (for a message about a record the charts cannot read). */
   text(): string {
     return utf8.decode(this.bytes.subarray(this.start, this.end))

@@ -1,7 +1,7 @@
 // What the page and the charts worker say to each other (structured clone: plain data only).
 
 import type { TicketQuery } from '../../client/index.ts'
-import type { ChartNumbers } from './aggregate.ts'
+import type { ChartNumbers, QueuePlace } from './aggregate.ts'
 
 export interface StartCharts {
   type: 'start'
@@ -11,8 +11,8 @@ export interface StartCharts {
   zone: string
   firstDay: number
   lastDay: number
-  /** Queue id → the name the charts show. */
-  queueNames: [string, string][]
+  /** Queue id → the location's and the queue's names the charts show. */
+  places: [string, QueuePlace][]
 }
 
 export type ToWorker = StartCharts | { type: 'cancel' }

@@ -3,7 +3,7 @@
 // the page explains a 401, 402 or 429 of the charts exactly as it explains the export's.
 
 import { NetworkError, UnexpectedResponseError, errorFromResponse, type TicketQuery } from '../../client/index.ts'
-import type { ChartNumbers } from './aggregate.ts'
+import type { ChartNumbers, QueuePlace } from './aggregate.ts'
 import type { FromWorker, LimitHeaders, ToWorker, WorkerFailure } from './messages.ts'
 import { limitsShown, rememberLimits, type PageLimits } from '../api.ts'
 
@@ -13,7 +13,7 @@ export interface ChartsRequest {
   zone: string
   firstDay: number
   lastDay: number
-  queueNames: Map<string, string>
+  places: Map<string, QueuePlace>
 }
 
 export interface ChartsProgress {
@@ -90,7 +90,7 @@ export function computeCharts(request: ChartsRequest, onProgress: (progress: Cha
       zone: request.zone,
       firstDay: request.firstDay,
       lastDay: request.lastDay,
-      queueNames: [...request.queueNames],
+      places: [...request.places],
     })
   })
 }

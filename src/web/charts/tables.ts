@@ -1,10 +1,17 @@
 // Each chart's numbers as a table: the HTML <table> under the chart and its CSV download are
 // made from the same rows, so the picture, the table and the file cannot disagree.
 
-import { TICKET_STATUSES } from '../../client/index.ts'
+import { TICKET_STATUSES, type TicketStatus } from '../../client/index.ts'
+import { csvRecord } from '../csv-cells.ts'
+import { dayNumber, weekday, dayKey } from '../zone.ts'
 import { OUTCOMES, WEEKDAYS, type ChartNumbers } from './aggregate.ts'
 
-export type ChartId = 'per-day' | 'wait' | 'arrivals' | 'outcome'
+export type ChartId = 'per-day' | 'per-week' | 'wait' | 'arrivals' | 'outcome'
+
+/** The statuses in the form's words: legends and tables say "No-show", not NO_SHOW. */
+export const STATUS_WORDS: Record<TicketStatus, string> = {
+  WAITING: 'Waiting', CALLED: 'Called', COMPLETED: 'Completed', CANCELED: 'Canceled', SKIPPED: 'Skipped', NO_SHOW: 'No-show',
+}
 
 export interface NumbersTable {
   id: ChartId
@@ -24,43 +31,71 @@ export function percent(part: number, whole: number): string {
   return whole === 0 ? '0.0' : (Math.round((part / whole) * 1000) / 10).toFixed(1)
 }
 
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0)
+
+/** A queue's label in a chart: both names, since one queue name can exist in several locations. */
+export function placeLabel({ location, queue }: { location: string; queue: string }): string {
+  return location ? `${location} · ${queue}` : queue
+}
+
+/**
+ * The days' counts summed per local week (Monday to Sunday), each week named by its Monday; the
+ * first and last week of a range may hold fewer days, said in "Days in range".
+ */
+export function weeklyTable(numbers: ChartNumbers): NumbersTable {
+  const weeks = new Map<number, { days: number; counts: number[] }>()
+  for (const { day, counts } of numbers.days) {
+    const number = dayNumber(day)!
+    const monday = number - weekday(number)
+    const week = weeks.get(monday) ?? { days: 0, counts: new Array<number>(counts.length).fill(0) }
+    week.days++
+    counts.forEach((count, i) => (week.counts[i]! += count))
+    weeks.set(monday, week)
+  }
+  return {
+    id: 'per-week',
+    title: 'Tickets per week',
+    headers: ['Week (from Monday)', 'Days in range', ...TICKET_STATUSES.map((status) => STATUS_WORDS[status]), 'Total'],
+    rows: [...weeks].map(([monday, { days, counts }]) => [dayKey(monday), String(days), ...counts.map(String), String(sum(counts))]),
+  }
+}
+
 export function numbersTables(numbers: ChartNumbers): NumbersTable[] {
   return [
     {
       id: 'per-day',
       title: 'Tickets per day',
-      headers: ['Day', ...TICKET_STATUSES, 'Total'],
-      rows: numbers.days.map(({ day, counts }) => [day, ...counts.map(String), String(counts.reduce((a, b) => a + b, 0))]),
+      headers: ['Day', ...TICKET_STATUSES.map((status) => STATUS_WORDS[status]), 'Total'],
+      rows: numbers.days.map(({ day, counts }) => [day, ...counts.map(String), String(sum(counts))]),
     },
     {
       id: 'wait',
       title: 'Wait by queue',
-      headers: ['Queue', 'Called tickets', 'Median wait (min)', '90th percentile (min)'],
-      rows: numbers.waits.map((row) => [row.queue, String(row.called), minutes(row.medianMs), minutes(row.p90Ms)]),
+      headers: ['Location', 'Queue', 'Called tickets', 'Median wait (min)', '90th percentile (min)'],
+      rows: numbers.waits.map((row) => [row.location, row.queue, String(row.called), minutes(row.medianMs), minutes(row.p90Ms)]),
     },
     {
       id: 'arrivals',
       title: 'Arrivals by hour',
-      headers: ['Hour', ...WEEKDAYS],
-      rows: Array.from({ length: 24 }, (_, hour) => [String(hour), ...WEEKDAYS.map((_, day) => String(numbers.arrivals[day]![hour]))]),
+      headers: ['Hour', ...WEEKDAYS, 'All days'],
+      rows: Array.from({ length: 24 }, (_, hour) => {
+        const counts = WEEKDAYS.map((_, day) => numbers.arrivals[day]![hour]!)
+        return [String(hour), ...counts.map(String), String(sum(counts))]
+      }),
     },
     {
       id: 'outcome',
       title: 'Outcome by queue',
-      headers: ['Queue', ...OUTCOMES, 'Total'],
-      rows: numbers.outcomes.map(({ queue, counts }) => {
-        const total = counts.reduce((a, b) => a + b, 0)
-        return [queue, ...counts.map((count) => percent(count, total)), String(total)]
+      headers: ['Location', 'Queue', ...OUTCOMES.map((status) => STATUS_WORDS[status]), 'Total'],
+      rows: numbers.outcomes.map(({ location, queue, counts }) => {
+        const total = sum(counts)
+        return [location, queue, ...counts.map((count) => percent(count, total)), String(total)]
       }),
     },
   ]
 }
 
-function csvField(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value
-}
-
-/** The table as CSV (the export's dialect: CRLF, quoted only when needed), header row first. */
+/** The table as CSV (the export's dialect: CRLF, quoted only when needed, no formula), header row first. */
 export function tableCsv(table: NumbersTable): string {
-  return [table.headers, ...table.rows].map((row) => row.map(csvField).join(',') + '\r\n').join('')
+  return [table.headers, ...table.rows].map(csvRecord).join('')
 }

@@ -4,28 +4,34 @@
 
 import * as Plot from '@observablehq/plot'
 import { TICKET_STATUSES } from '../../client/index.ts'
-import { OUTCOMES, WEEKDAYS, type ChartNumbers } from './aggregate.ts'
-import { numbersTables, tableCsv, type ChartId, type NumbersTable } from './tables.ts'
-
-/** One colour per status, the same in every chart (Plot's default categorical scheme, by status). */
-const STATUS_COLOURS: Record<string, string> = {
-  WAITING: '#4e79a7', CALLED: '#f28e2c', COMPLETED: '#59a14f', CANCELED: '#e15759', SKIPPED: '#9c755f', NO_SHOW: '#b07aa1',
-}
+import { OUTCOMES, WEEKDAYS, type ChartNumbers, type QueuePlace } from './aggregate.ts'
+import { STATUS_COLOURS, fitPlace, textWidth, tickStep, valueMargin } from './text-fit.ts'
+import { STATUS_WORDS, numbersTables, placeLabel, tableCsv, weeklyTable, type ChartId, type NumbersTable } from './tables.ts'
 
 /** What each chart shows, said in words under its title (and read by a screen reader with the picture). */
 const DESCRIPTIONS: Record<ChartId, string> = {
   'per-day': 'Tickets created each local day, stacked by their status now.',
-  wait: 'Minutes from a ticket’s creation to its call, for the tickets that were called: the median (dark) and the 90th percentile (light) per queue.',
-  arrivals: 'Tickets created in each local hour of each weekday; the darker, the more.',
-  outcome: 'How the ended tickets of each queue ended, as shares of them (per cent); Total is the number of ended tickets.',
+  'per-week': 'Tickets created each local week (Monday to Sunday), stacked by their status now; the first and last week may hold fewer days of the range.',
+  wait: 'Minutes from a ticket’s creation to its call, for the tickets that were called: the median (dark) and the 90th percentile (light) per queue of each location.',
+  arrivals: 'Tickets created in each local hour of each weekday; the darker, the more. Under it, every day of the range together, per hour.',
+  outcome: 'How the ended tickets of each queue of each location ended, as shares of them (per cent); Total is the number of ended tickets.',
 }
 
 const EMPTY: Record<ChartId, string> = {
   'per-day': 'No tickets were created in this range: every day counts 0.',
+  'per-week': 'No tickets were created in this range: every week counts 0.',
   wait: 'No ticket in this range was called: there is no wait to show.',
   arrivals: 'No tickets were created in this range: every hour counts 0.',
   outcome: 'No ticket in this range has ended (completed, no-show, canceled or skipped).',
 }
+
+/** Room under a horizontal axis for its tick labels and, below them, its title (never beside the ticks). */
+const X_AXIS = { marginBottom: 46, labelAnchor: 'center', labelOffset: 40 } as const
+/** Room above a vertical axis for its title, clear of the top tick label. */
+const MARGIN_TOP = 32
+const FONT = { fontSize: '12px', overflow: 'visible' }
+/** A count as the tables write it and valueMargin measures it: 14,000. */
+const grouped = (value: number) => value.toLocaleString('en-US')
 
 function element<K extends keyof HTMLElementTagNameMap>(tag: K, properties: Partial<HTMLElementTagNameMap[K]> = {}, ...children: (Node | string)[]) {
   const node = Object.assign(document.createElement(tag), properties)
@@ -33,81 +39,122 @@ function element<K extends keyof HTMLElementTagNameMap>(tag: K, properties: Part
   return node
 }
 
-/** Room for the longest queue name at the left of a horizontal chart, within a phone's width. */
-function labelMargin(names: string[], width: number): number {
-  const longest = Math.max(0, ...names.map((name) => name.length))
-  return Math.min(Math.round(width * 0.4), 20 + longest * 7)
+/** Bars stacked by status per day or per week: `rows` are [label, ...counts per status]. */
+function statusBars(rows: { label: string; counts: number[] }[], width: number, tickLabel: (label: string) => string): Element {
+  const data = rows.flatMap(({ label, counts }) => TICKET_STATUSES.map((status, i) => ({ label, status: STATUS_WORDS[status], count: counts[i]! })))
+  const highest = Math.max(0, ...rows.map(({ counts }) => counts.reduce((a, b) => a + b, 0)))
+  const marginLeft = valueMargin(highest)
+  const plotWidth = width - marginLeft - 20
+  const every = tickStep(rows.length, plotWidth, textWidth('00-00') + 10)
+  return Plot.plot({
+    width,
+    style: FONT,
+    height: 280,
+    marginLeft,
+    marginTop: MARGIN_TOP,
+    marginBottom: 30,
+    color: { domain: TICKET_STATUSES.map((status) => STATUS_WORDS[status]), range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]), legend: true },
+    x: { type: 'band', label: null, domain: rows.map((row) => row.label), tickFormat: (label: string, i: number) => (i % every === 0 ? tickLabel(label) : ''), tickRotate: 0 },
+    y: { label: '↑ Tickets', grid: true, tickFormat: grouped },
+    marks: [Plot.barY(data, { x: 'label', y: 'count', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.count.toLocaleString('en-US')}` }), Plot.ruleY([0])],
+  })
 }
 
-function truncate(name: string, margin: number): string {
-  const fits = Math.floor((margin - 20) / 7)
-  return name.length <= fits ? name : `${name.slice(0, Math.max(1, fits - 1))}…`
+/**
+ * Horizontal bars per queue of a location: the label beside each row fits its margin (cut with
+ * "…", the location first; the table has both names whole). Rows are keyed by queue id.
+ */
+function queueLabels(rows: readonly QueuePlace[], width: number): { marginLeft: number; tickFormat: (index: number) => string } {
+  const marginLeft = Math.min(Math.round(width * 0.42), Math.ceil(Math.max(0, ...rows.map((row) => textWidth(placeLabel(row))))) + 16)
+  return { marginLeft, tickFormat: (index: number) => fitPlace(rows[index]!.location, rows[index]!.queue, marginLeft - 14) }
 }
 
 function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element | null {
-  const common = { width, style: { fontSize: '12px', overflow: 'visible' } }
   switch (id) {
-    case 'per-day': {
-      const data = numbers.days.flatMap(({ day, counts }) => TICKET_STATUSES.map((status, i) => ({ day, status, count: counts[i]! })))
-      const every = Math.max(1, Math.ceil(numbers.days.length / Math.max(2, Math.floor(width / 70))))
-      return Plot.plot({
-        ...common,
-        height: 260,
-        marginBottom: 40,
-        color: { domain: [...TICKET_STATUSES], range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]!), legend: true },
-        x: { type: 'band', label: null, tickFormat: (day: string, i: number) => (i % every === 0 ? day.slice(5) : ''), tickRotate: 0 },
-        y: { label: 'Tickets', grid: true },
-        marks: [Plot.barY(data, { x: 'day', y: 'count', fill: 'status', title: (d: { day: string; status: string; count: number }) => `${d.day} ${d.status}: ${d.count}` }), Plot.ruleY([0])],
-      })
-    }
+    case 'per-day':
+      return statusBars(numbers.days.map(({ day, counts }) => ({ label: day, counts })), width, (day) => day.slice(5))
+    case 'per-week':
+      return statusBars(weeklyTable(numbers).rows.map(([monday, , ...counts]) => ({ label: monday!, counts: counts.slice(0, -1).map(Number) })), width, (day) => day.slice(5))
     case 'wait': {
       if (numbers.waits.length === 0) return null
-      const margin = labelMargin(numbers.waits.map((row) => row.queue), width)
-      const rows = numbers.waits.map((row) => ({ ...row, median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 }))
+      const rows = numbers.waits.map((row, index) => ({ ...row, index, label: placeLabel(row), median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 }))
+      const { marginLeft, tickFormat } = queueLabels(rows, width)
       return Plot.plot({
-        ...common,
-        height: 40 + rows.length * 34,
-        marginLeft: margin,
-        x: { label: 'Minutes', grid: true },
-        y: { label: null, domain: rows.map((row) => row.queue), tickFormat: (name: string) => truncate(name, margin) },
+        width,
+        style: FONT,
+        height: X_AXIS.marginBottom + 10 + rows.length * 34,
+        marginLeft,
+        marginRight: 24,
+        marginTop: 10,
+        marginBottom: X_AXIS.marginBottom,
+        x: { label: 'Minutes', grid: true, labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset, ticks: Math.max(2, Math.floor((width - marginLeft) / 60)) },
+        y: { label: null, domain: rows.map((row) => row.index), tickFormat },
         marks: [
-          Plot.barX(rows, { y: 'queue', x: 'p90', fill: '#9ecae9', title: (d: (typeof rows)[number]) => `${d.queue}: 90th percentile ${d.p90.toFixed(1)} min` }),
-          Plot.barX(rows, { y: 'queue', x: 'median', fill: '#1f5f99', insetTop: 8, insetBottom: 8, title: (d: (typeof rows)[number]) => `${d.queue}: median ${d.median.toFixed(1)} min` }),
+          Plot.barX(rows, { y: 'index', x: 'p90', fill: '#56b4e9', title: (d: (typeof rows)[number]) => `${d.label}: 90th percentile ${d.p90.toFixed(1)} min` }),
+          Plot.barX(rows, { y: 'index', x: 'median', fill: '#0072b2', insetTop: 8, insetBottom: 8, title: (d: (typeof rows)[number]) => `${d.label}: median ${d.median.toFixed(1)} min` }),
           Plot.ruleX([0]),
         ],
       })
     }
-    case 'arrivals': {
-      const data = numbers.arrivals.flatMap((hours, day) => hours.map((count, hour) => ({ weekday: WEEKDAYS[day]!, hour, count })))
-      return Plot.plot({
-        ...common,
-        height: 230,
-        marginLeft: 40,
-        padding: 0.05,
-        color: { scheme: 'blues', legend: true, label: 'Tickets created', zero: true },
-        x: { label: 'Hour of day', domain: Array.from({ length: 24 }, (_, h) => h), tickFormat: (h: number) => (width < 500 && h % 3 !== 0 ? '' : String(h)) },
-        y: { label: null, domain: [...WEEKDAYS] },
-        marks: [Plot.cell(data, { x: 'hour', y: 'weekday', fill: 'count', title: (d: (typeof data)[number]) => `${d.weekday} ${d.hour}:00: ${d.count}` })],
-      })
-    }
+    case 'arrivals':
+      return arrivalsCharts(numbers, width)
     case 'outcome': {
       if (numbers.outcomes.length === 0) return null
-      const margin = labelMargin(numbers.outcomes.map((row) => row.queue), width)
-      const data = numbers.outcomes.flatMap(({ queue, counts }) => {
-        const total = counts.reduce((a, b) => a + b, 0)
-        return OUTCOMES.map((status, i) => ({ queue, status, share: (100 * counts[i]!) / total }))
+      const { marginLeft, tickFormat } = queueLabels(numbers.outcomes, width)
+      const data = numbers.outcomes.flatMap((place, index) => {
+        const total = place.counts.reduce((a, b) => a + b, 0)
+        return OUTCOMES.map((status, i) => ({ index, label: placeLabel(place), status: STATUS_WORDS[status], share: (100 * place.counts[i]!) / total }))
       })
       return Plot.plot({
-        ...common,
-        height: 60 + numbers.outcomes.length * 30,
-        marginLeft: margin,
-        color: { domain: [...OUTCOMES], range: OUTCOMES.map((status) => STATUS_COLOURS[status]!), legend: true },
-        x: { label: 'Share of ended tickets (%)', domain: [0, 100], grid: true },
-        y: { label: null, domain: numbers.outcomes.map((row) => row.queue), tickFormat: (name: string) => truncate(name, margin) },
-        marks: [Plot.barX(data, { y: 'queue', x: 'share', fill: 'status', title: (d: (typeof data)[number]) => `${d.queue} ${d.status}: ${d.share.toFixed(1)}%` })],
+        width,
+        style: FONT,
+        height: X_AXIS.marginBottom + 10 + numbers.outcomes.length * 30,
+        marginLeft,
+        marginRight: 24,
+        marginTop: 10,
+        marginBottom: X_AXIS.marginBottom,
+        color: { domain: OUTCOMES.map((status) => STATUS_WORDS[status]), range: OUTCOMES.map((status) => STATUS_COLOURS[status]), legend: true },
+        x: { label: 'Share of ended tickets (%)', domain: [0, 100], grid: true, labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset, ticks: Math.max(2, Math.floor((width - marginLeft) / 50)) },
+        y: { label: null, domain: numbers.outcomes.map((_, index) => index), tickFormat },
+        marks: [Plot.barX(data, { y: 'index', x: 'share', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.share.toFixed(1)}%` })],
       })
     }
   }
+}
+
+/** The weekday × hour heat map, and under it the hours' totals over every day, on the same hours. */
+function arrivalsCharts(numbers: ChartNumbers, width: number): Element {
+  const data = numbers.arrivals.flatMap((hours, day) => hours.map((count, hour) => ({ weekday: WEEKDAYS[day]!, hour, count })))
+  const totals = Array.from({ length: 24 }, (_, hour) => ({ hour, count: numbers.arrivals.reduce((sum, hours) => sum + hours[hour]!, 0) }))
+  const marginLeft = valueMargin(Math.max(0, ...totals.map((total) => total.count)))
+  const every = tickStep(24, width - marginLeft - 20, textWidth('00') + 8)
+  const hours = { domain: Array.from({ length: 24 }, (_, h) => h), tickFormat: (h: number) => (h % every === 0 ? String(h) : '') }
+  const heat = Plot.plot({
+    width,
+    style: FONT,
+    height: 250,
+    marginLeft,
+    marginTop: 10,
+    marginBottom: X_AXIS.marginBottom,
+    padding: 0.05,
+    // The ramp legend's own margins (Plot reads them from the scale's options): its first and last tick labels whole.
+    color: { scheme: 'blues', legend: true, label: 'Tickets created', zero: true, tickFormat: grouped, ...({ marginLeft: 14, marginRight: 24, width: Math.min(320, width) } as Plot.ScaleOptions) },
+    x: { ...hours, label: 'Hour of day', labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset },
+    y: { label: null, domain: [...WEEKDAYS] },
+    marks: [Plot.cell(data, { x: 'hour', y: 'weekday', fill: 'count', title: (d: (typeof data)[number]) => `${d.weekday} ${d.hour}:00: ${d.count}` })],
+  })
+  const total = Plot.plot({
+    width,
+    style: FONT,
+    height: 170,
+    marginLeft,
+    marginTop: MARGIN_TOP,
+    marginBottom: X_AXIS.marginBottom,
+    x: { ...hours, type: 'band', label: 'Hour of day, all days', labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset },
+    y: { label: '↑ Tickets', grid: true, tickFormat: grouped, ticks: 4 },
+    marks: [Plot.barY(totals, { x: 'hour', y: 'count', fill: '#0072b2', title: (d: (typeof totals)[number]) => `${d.hour}:00, all days: ${d.count}` }), Plot.ruleY([0])],
+  })
+  return element('div', {}, heat, total)
 }
 
 /**
@@ -131,36 +178,74 @@ function numbersTable(table: NumbersTable): HTMLTableElement {
   return element('table', { className: 'numbers' }, element('caption', {}, table.title), head, body)
 }
 
-/** Object URLs of the CSV downloads drawn last: freed when the charts are drawn again. */
-let downloads: string[] = []
+/** The CSV downloads' object URLs of one drawing of the charts, freed when they are drawn again. */
+export class NumbersFiles {
+  private urls: string[] = []
+
+  link(table: NumbersTable, fileStem: string, describedBy: string): HTMLAnchorElement {
+    const url = URL.createObjectURL(new Blob([tableCsv(table)], { type: 'text/csv' }))
+    this.urls.push(url)
+    const link = element('a', { href: url, download: `${table.id}_${fileStem}.csv`, className: 'download-numbers' }, 'Download these numbers (CSV)')
+    link.setAttribute('aria-describedby', describedBy)
+    return link
+  }
+
+  free(): void {
+    for (const url of this.urls.splice(0)) URL.revokeObjectURL(url)
+  }
+}
+
+/** The picture, its table and its CSV link of one chart (`table.id` says which). */
+function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, headingId: string, files: NumbersFiles, fileStem: string): (Node | string)[] {
+  const parts: (Node | string)[] = [element('p', { className: 'hint' }, DESCRIPTIONS[table.id])]
+  if (numbers.tickets === 0 || table.rows.length === 0) parts.push(element('p', { className: 'empty' }, EMPTY[table.id]))
+  const chart = drawChart(table.id, numbers, width)
+  if (chart) parts.push(asOneImage(chart, `${table.title}: ${DESCRIPTIONS[table.id]} The numbers are in the table below.`))
+  // The table scrolls sideways inside its box on a phone, so the box takes the keyboard focus.
+  const wrap = element('div', { className: 'table-wrap', tabIndex: 0 }, numbersTable(table))
+  wrap.setAttribute('role', 'region')
+  wrap.setAttribute('aria-label', `${table.title}, the numbers`)
+  parts.push(element('details', {}, element('summary', {}, 'Show numbers'), wrap), element('p', {}, files.link(table, fileStem, headingId)))
+  return parts
+}
+
+/** "Per day" and "Per week" for the first chart: picking one redraws the chart, its table and its file. */
+function periodChoice(onPick: (weekly: boolean) => void): HTMLFieldSetElement {
+  const choice = (value: string, text: string, checked: boolean): HTMLLabelElement => {
+    const input = Object.assign(document.createElement('input'), { type: 'radio', name: 'period', value, checked })
+    input.addEventListener('change', () => onPick(value === 'week'))
+    const label = document.createElement('label')
+    label.append(input, text)
+    return label
+  }
+  const fieldset = Object.assign(document.createElement('fieldset'), { className: 'period' })
+  fieldset.append(Object.assign(document.createElement('legend'), { textContent: 'Count tickets' }), choice('day', 'Per day', true), choice('week', 'Per week', false))
+  return fieldset
+}
 
 /**
  * Draws the charts of `numbers` into `container` (its earlier content replaced). `fileStem`
- * names the CSV downloads (`<chart>_<stem>.csv`).
+ * names the CSV downloads (`<chart>_<stem>.csv`); `files` holds their URLs.
  */
-export function drawCharts(container: HTMLElement, numbers: ChartNumbers, fileStem: string): void {
-  for (const url of downloads) URL.revokeObjectURL(url)
-  downloads = []
-  const width = Math.max(280, Math.floor(container.clientWidth))
+export function drawCharts(container: HTMLElement, numbers: ChartNumbers, fileStem: string, files: NumbersFiles): void {
+  files.free()
+  const width = Math.max(260, Math.floor(container.clientWidth))
   const figures = numbersTables(numbers).map((table) => {
     const headingId = `chart-${table.id}-title`
     const figure = element('section', { className: 'chart', id: `chart-${table.id}` })
     figure.setAttribute('aria-labelledby', headingId)
-    figure.append(element('h3', { id: headingId }, table.title), element('p', { className: 'hint' }, DESCRIPTIONS[table.id]))
-    const empty = numbers.tickets === 0 || table.rows.length === 0
-    if (empty) figure.append(element('p', { className: 'empty' }, EMPTY[table.id]))
-    const chart = drawChart(table.id, numbers, width)
-    if (chart) figure.append(asOneImage(chart, `${table.title}: ${DESCRIPTIONS[table.id]} The numbers are in the table below.`))
-    const url = URL.createObjectURL(new Blob([tableCsv(table)], { type: 'text/csv' }))
-    downloads.push(url)
-    // The table scrolls sideways inside its box on a phone, so the box takes the keyboard focus.
-    const wrap = element('div', { className: 'table-wrap', tabIndex: 0 }, numbersTable(table))
-    wrap.setAttribute('role', 'region')
-    wrap.setAttribute('aria-label', `${table.title}, the numbers`)
-    const disclosure = element('details', {}, element('summary', {}, 'Show numbers'), wrap)
-    const link = element('a', { href: url, download: `${table.id}_${fileStem}.csv`, className: 'download-numbers' }, 'Download these numbers (CSV)')
-    link.setAttribute('aria-describedby', headingId)
-    figure.append(disclosure, element('p', {}, link))
+    const heading = element('h3', { id: headingId }, table.title)
+    const body = element('div', {}, ...chartParts(table, numbers, width, headingId, files, fileStem))
+    if (table.id !== 'per-day') {
+      figure.append(heading, body)
+      return figure
+    }
+    const weekly = weeklyTable(numbers)
+    figure.append(heading, periodChoice((perWeek) => {
+      const shown = perWeek ? weekly : table
+      heading.textContent = shown.title
+      body.replaceChildren(...chartParts(shown, numbers, width, headingId, files, fileStem))
+    }), body)
     return figure
   })
   container.replaceChildren(...figures)

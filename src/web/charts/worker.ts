@@ -58,7 +58,7 @@ async function run(start: StartCharts): Promise<void> {
 
 async function aggregate(stream: ReadableStream<Uint8Array>, start: StartCharts, signal: AbortSignal) {
   const clock = new LocalClock(start.zone)
-  const aggregator = new ChartAggregator(clock, start.firstDay, start.lastDay, new Map(start.queueNames))
+  const aggregator = new ChartAggregator(clock, start.firstDay, start.lastDay, new Map(start.places))
   const fromMs = clock.startOfDay(start.firstDay)
   const spanMs = clock.startOfDay(start.lastDay + 1) - fromMs
   let columns: { status: number; queueId: number; createdAt: number; calledAt: number } | null = null
@@ -66,10 +66,10 @@ async function aggregate(stream: ReadableStream<Uint8Array>, start: StartCharts,
   // variable is a new heap number each time, a million of them for a million rows.
   const lastCreated = new Float64Array([fromMs])
   // A row's status and queue id are looked up by their bytes: a million rows make no string for
-  // either (a queue id's name is found once, when its bytes are first seen).
+  // either (a queue id's string is made once, when its bytes are first seen).
   const statuses = new ByteKeys<number>()
   TICKET_STATUSES.forEach((status, i) => statuses.set(new TextEncoder().encode(status), i))
-  const queues = new ByteKeys<string>((bytes) => aggregator.queueName(new TextDecoder().decode(bytes)))
+  const queues = new ByteKeys<string>((bytes) => new TextDecoder().decode(bytes))
   const records = new CsvRecords((record) => {
     if (!columns) {
       const names = Array.from({ length: record.length }, (_, i) => record.field(i))

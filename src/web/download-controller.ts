@@ -1,0 +1,102 @@
+// Download CSV: the API's export saved as it streams, byte for byte, or, with "Add names and
+// local times" ticked, the file a spreadsheet reads as it is (names-file.ts), streamed the same way.
+
+import type { ActionContext } from './actions.ts'
+import { startExport } from './api.ts'
+import { rangeProgress } from './export-progress.ts'
+import { formatBytes } from './feedback.ts'
+import { namesAndLocalTimes, namesFileName } from './names-file.ts'
+import { placeNames } from './places.ts'
+import type { PageQuery } from './range-controller.ts'
+import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.ts'
+
+export interface DownloadElements {
+  download: HTMLButtonElement
+  saveAs: HTMLButtonElement
+  /** "Add names and local times". */
+  withNames: HTMLInputElement
+}
+
+export class DownloadController {
+  constructor(
+    private readonly els: DownloadElements,
+    private readonly page: ActionContext,
+  ) {
+    els.download.addEventListener('click', () => void this.download())
+  }
+
+  private async download(): Promise<void> {
+    const { feedback, token, range, actions } = this.page
+    feedback.clear()
+    const query = range.read()
+    if (!query) return
+    await actions.runCancellable(async (signal) => {
+      feedback.progress('Asking the server for the file…')
+      try {
+        await this.downloadFile(query, this.els.withNames.checked, signal)
+      } catch (error) {
+        feedback.progress('')
+        if (error instanceof SaveFailed) this.explainFailure(error)
+        else if (error instanceof SaveProblem) feedback.show('query', error.message, error.kind)
+        else token.handleProblem(error, 'query')
+      } finally {
+        this.els.saveAs.hidden = true
+      }
+    })
+  }
+
+  /** Starts the export and saves it as it streams (to the file the analyst picks, where the browser can). */
+  private async downloadFile(query: PageQuery, withNames: boolean, signal: AbortSignal): Promise<void> {
+    const { feedback, token } = this.page
+    const exported = await startExport(query.params, token.token, signal)
+    token.noteLimits(exported.limits)
+    let fraction = 0
+    let body = exported.body.pipeThrough(rangeProgress(query.range.fromMs, query.range.toMs, (reached) => (fraction = reached)))
+    let name = exported.name
+    if (withNames) {
+      const names = placeNames(token.organisation?.locations ?? [])
+      body = body.pipeThrough(namesAndLocalTimes({ locations: names.locations, queues: new Map([...names.queues].map(([id, queue]) => [id, queue.name])) }, query.clock))
+      name = namesFileName(exported.name, query.clock.zone)
+    }
+    feedback.progress(canPickFile() ? `The server is ready: choose where to save ${name}.` : `Receiving ${name}…`)
+    const saved = await saveExport({ body, name }, {
+      askForClick: () => this.waitForSaveClick(name, signal),
+      onProgress: ({ rows, bytes }) => feedback.progress(`Received ${rows.toLocaleString()} rows (${formatBytes(bytes)}, ${Math.round(fraction * 100)}% of the range)…`),
+      signal,
+    })
+    const size = `${saved.rows.toLocaleString()} rows (${formatBytes(saved.bytes)})`
+    const demo = exported.limits.demo ? ' It is marked as demo data.' : ''
+    const local = withNames ? ` Names and local times in ${query.clock.zone} added.` : ''
+    feedback.progress(saved.picked
+      ? `Saved ${saved.savedAs}: ${size}.${saved.savedAs === name ? '' : ` (The server named it ${exported.name}.)`}${local}${demo}`
+      : `Downloaded ${saved.savedAs}: ${size}.${local}${demo}`)
+  }
+
+  /** When the Save dialog may no longer open by itself (the click is too long ago), a fresh click opens it. */
+  private waitForSaveClick(name: string, signal: AbortSignal): Promise<void> {
+    const { saveAs } = this.els
+    const { feedback } = this.page
+    return new Promise((resolve, reject) => {
+      saveAs.hidden = false
+      feedback.show('query', `The server is ready. Press “Choose where to save” to pick a place for ${name}.`, 'info')
+      saveAs.focus()
+      saveAs.onclick = () => {
+        saveAs.hidden = true
+        feedback.clear()
+        resolve()
+      }
+      signal.addEventListener('abort', () => reject(new SaveProblem('The download was cancelled; nothing was saved.', 'info')), { once: true })
+    })
+  }
+
+  private explainFailure(failure: SaveFailed): void {
+    const cause = failure.cause as Error | undefined
+    const what = cause instanceof SaveProblem
+      ? cause.message
+      : cause?.name === 'AbortError' ? 'The download was cancelled.' : 'The transfer broke off before the end of the file.'
+    const left = failure.leftover
+      ? ` An empty file named ${failure.leftover} is left where you chose to save it; delete it.`
+      : ' No file was left behind.'
+    this.page.feedback.show('query', what + left, cause?.name === 'AbortError' ? 'info' : 'error')
+  }
+}

@@ -1,0 +1,119 @@
+// The file a spreadsheet reads as it is: the export's rows and columns unchanged in value, plus
+// the location's and the queue's names and, for each timestamp, its wall-clock time in the
+// chosen zone as `YYYY-MM-DD HH:MM:SS` (`createdAtLocal`, …), which LibreOffice and Excel read as
+// dates. Made record by record as the export streams, as bytes: a record is copied as it is when
+// no field would start a formula, names are encoded once per id and local times written digit
+// by digit, so the file costs little more than the plain one and no more than a chunk is held.
+
+import { ByteKeys, CsvRecords, splitQuoted, type CsvRecord } from './charts/csv-rows.ts'
+import { csvCell, csvRecord, startsFormula } from './csv-cells.ts'
+import { LocalTimestamps, type LocalClock } from './zone.ts'
+
+export interface NamesOfPlaces {
+  /** Location id → its name as the page shows it. */
+  locations: ReadonlyMap<string, string>
+  /** Queue id → its name. */
+  queues: ReadonlyMap<string, string>
+}
+
+/** The export's timestamp columns are the ones named …At (createdAt, calledAt, …). */
+const TIMESTAMP = /At$/
+const COMMA = 0x2c
+const CRLF = [0x0d, 0x0a]
+const encoder = new TextEncoder()
+
+/** Id bytes → the name's cell as bytes, ready to write (none for an id the page does not know). */
+function nameCells(names: ReadonlyMap<string, string>): ByteKeys<Uint8Array> {
+  const decoder = new TextDecoder()
+  return new ByteKeys((bytes) => encoder.encode(csvCell(names.get(decoder.decode(bytes)) ?? '')))
+}
+
+/** A growing output buffer for one chunk's records. */
+class Output {
+  bytes = new Uint8Array(1 << 16)
+  length = 0
+
+  /** Room for `more` bytes after the current end. */
+  reserve(more: number): void {
+    if (this.length + more <= this.bytes.length) return
+    const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.length + more))
+    grown.set(this.bytes.subarray(0, this.length))
+    this.bytes = grown
+  }
+
+  write(bytes: Uint8Array): void {
+    this.reserve(bytes.length)
+    this.bytes.set(bytes, this.length)
+    this.length += bytes.length
+  }
+
+  /** The bytes written since the last take, copied out. */
+  take(): Uint8Array {
+    const out = this.bytes.slice(0, this.length)
+    this.length = 0
+    return out
+  }
+}
+
+/** Whether an unquoted record can be copied as it is: no field would start a formula. */
+function copiesAsIs(record: CsvRecord): boolean {
+  for (let i = 0; i < record.length; i++) if (startsFormula(record.firstByte(i))) return false
+  return true
+}
+
+/** A transform from the export's CSV bytes to the file with names and local times (every cell formula-safe). */
+export function namesAndLocalTimes(names: NamesOfPlaces, clock: LocalClock): TransformStream<Uint8Array, Uint8Array> {
+  const local = new LocalTimestamps(clock)
+  const locationCells = nameCells(names.locations)
+  const queueCells = nameCells(names.queues)
+  const output = new Output()
+  let columns: { locationId: number; queueId: number; times: number[] } | null = null
+
+  const onRecord = (record: CsvRecord) => {
+    if (!columns) {
+      const fields = Array.from({ length: record.length }, (_, i) => record.field(i))
+      const times = fields.flatMap((name, i) => (TIMESTAMP.test(name) ? [i] : []))
+      columns = { locationId: fields.indexOf('locationId'), queueId: fields.indexOf('queueId'), times }
+      output.write(encoder.encode(csvRecord([...fields, 'locationName', 'queueName', ...times.map((i) => `${fields[i]}Local`)])))
+      return
+    }
+    const raw = record.unquotedBytes()
+    if (raw && copiesAsIs(record)) output.write(raw)
+    else output.write(encoder.encode(csvRecord(raw ? Array.from({ length: record.length }, (_, i) => record.field(i)) : splitQuoted(record.text())).slice(0, -2)))
+    const location = record.lookup(columns.locationId, locationCells)!
+    const queue = record.lookup(columns.queueId, queueCells)!
+    output.reserve(location.length + queue.length + columns.times.length * 20 + 4)
+    const bytes = output.bytes
+    let at = output.length
+    bytes[at++] = COMMA
+    bytes.set(location, at)
+    at += location.length
+    bytes[at++] = COMMA
+    bytes.set(queue, at)
+    at += queue.length
+    for (const i of columns.times) {
+      bytes[at++] = COMMA
+      if (record.byteLength(i) > 0) at = local.writeInto(bytes, at, record.instant(i))
+    }
+    bytes[at++] = CRLF[0]!
+    bytes[at++] = CRLF[1]!
+    output.length = at
+  }
+
+  const records = new CsvRecords(onRecord)
+  return new TransformStream({
+    transform(chunk, controller) {
+      records.push(chunk)
+      if (output.length > 0) controller.enqueue(output.take())
+    },
+    flush(controller) {
+      records.end()
+      if (output.length > 0) controller.enqueue(output.take())
+    },
+  })
+}
+
+/** The file's name: the server's, with `_names_<zone>` before `.csv`. */
+export function namesFileName(serverName: string, zone: string): string {
+  return serverName.replace(/\.csv$/, '') + `_names_${zone.replace(/[^A-Za-z0-9_+-]/g, '-')}.csv`
+}

@@ -1,0 +1,180 @@
+// "What to export": the dates, the time zone, the locations and queues, the statuses and the
+// line that says what the buttons will do. Reads the form into the API's query on demand.
+
+import { compactInstant } from '../client/index.ts'
+import { listNames, type Feedback, type PageRegion } from './feedback.ts'
+import { placeNames, readPlaces, renderPlaces, type PlaceSelection } from './places.ts'
+import { MAX_DAYS, defaultRange, describeRange, readRange, type ReadRange } from './range.ts'
+import { storeZone, storedZone, type Organisation } from './session.ts'
+import { LocalClock, browserTimeZone, describeOffset, knownTimeZones, zoneAsTyped } from './zone.ts'
+
+/** Bun refuses request lines over 16 KiB; stay well below with the ticked queues' ids. */
+const MAX_QUERY_CHARS = 12_000
+
+export interface RangeElements {
+  form: HTMLFormElement
+  from: HTMLInputElement
+  to: HTMLInputElement
+  toHelp: HTMLElement
+  zone: HTMLInputElement
+  zoneNames: HTMLElement
+  zoneHelp: HTMLElement
+  places: HTMLFieldSetElement
+  placesList: HTMLElement
+  statuses: HTMLElement
+  summary: HTMLElement
+}
+
+/** What the form asks: the API's parameters, the local days and their zone, and the selection in words. */
+export interface PageQuery {
+  params: URLSearchParams
+  selection: string
+  summary: string
+  range: ReadRange
+  clock: LocalClock
+}
+
+export class RangeController {
+  /** The time zone whose local days the range means, and its clock. */
+  clock = new LocalClock(zoneAsTyped(storedZone() ?? '') ?? browserTimeZone())
+  private locations: Organisation['locations'] = []
+  private readonly zoneListeners: (() => void)[] = []
+
+  constructor(
+    private readonly els: RangeElements,
+    private readonly feedback: Feedback<PageRegion>,
+  ) {
+    els.form.addEventListener('input', () => this.updateSummary())
+    els.zone.addEventListener('change', () => this.useZone())
+    // Enter in the zone field takes the zone; it does not submit the form (that would preview).
+    els.zone.addEventListener('keydown', (event) => {
+      if (event.key !== 'Enter') return
+      event.preventDefault()
+      this.useZone()
+    })
+    els.zoneNames.replaceChildren(...knownTimeZones().map((zone) => Object.assign(document.createElement('option'), { value: zone })))
+    this.showZone()
+    const range = defaultRange(Date.now(), this.clock)
+    els.from.value = range.from
+    els.to.value = range.to
+    this.updateSummary()
+  }
+
+  /** `listener` hears of a zone newly chosen (the charts on show are then drawn again). */
+  onZone(listener: () => void): void {
+    this.zoneListeners.push(listener)
+  }
+
+  /** Runs `handler` when the form is submitted (Enter in a field, or the Preview button). */
+  onSubmit(handler: (event: Event) => void): void {
+    this.els.form.addEventListener('submit', handler)
+  }
+
+  /** The organisation's locations and queues to pick from, or none (no token). */
+  showOrganisation(organisation: Organisation | null): void {
+    this.locations = organisation?.locations ?? []
+    if (organisation) {
+      renderPlaces(this.els.placesList, organisation.locations, () => this.updateSummary())
+      this.els.places.disabled = false
+    } else {
+      this.els.places.disabled = true
+      this.els.placesList.innerHTML = '<p class="hint">Use a token to load your locations and queues.</p>'
+    }
+    this.updateSummary()
+  }
+
+  /**
+   * The query of the form, or null after saying what to fix. The charts take any range (the
+   * client splits it into windows of 90 days); a file covers at most 90 days.
+   */
+  read(purpose: 'file' | 'charts' = 'file'): PageQuery | null {
+    const { from, to } = this.els
+    from.removeAttribute('aria-invalid')
+    to.removeAttribute('aria-invalid')
+    const range = readRange(from.value, to.value, this.clock, purpose === 'charts' ? null : undefined)
+    if (!range.ok) {
+      const field = range.field === 'from' ? from : to
+      field.setAttribute('aria-invalid', 'true')
+      field.focus()
+      this.feedback.show('range', range.message)
+      return null
+    }
+    const { places, statuses } = this.selection()
+    // The zone's midnights as UTC instants: the API's days are UTC days, the analyst's are local.
+    const params = new URLSearchParams({ from: new Date(range.fromMs).toISOString(), to: new Date(range.toMs).toISOString() })
+    // All queues ticked is the same as none: the query then names no queue at all.
+    if (!places.all) for (const id of places.queueIds) params.append('queueId', id)
+    for (const status of statuses) params.append('status', status.value)
+    if (params.toString().length > MAX_QUERY_CHARS) {
+      this.feedback.show('query', `${places.queueIds.length} queues are too many for one request: tick fewer, or none for all queues.`)
+      return null
+    }
+    const selection = describeSelection(places, statuses)
+    return { params, selection, summary: `${selection}, ${describeRange(range)}`, range, clock: this.clock }
+  }
+
+  /** Queue id → its location's and its own name, for the charts and the file with names. */
+  queuePlaces(): Map<string, { location: string; queue: string }> {
+    const names = placeNames(this.locations)
+    return new Map([...names.queues].map(([id, queue]) => [id, { location: names.locations.get(queue.locationId) ?? '', queue: queue.name }]))
+  }
+
+  private selection() {
+    const statuses = [...this.els.statuses.querySelectorAll<HTMLInputElement>('input:checked')].map((box) => ({ value: box.value, label: box.parentElement!.textContent!.trim() }))
+    return { places: readPlaces(this.els.placesList, this.locations), statuses }
+  }
+
+  /** The summary line above the buttons and the file-name hint next to To, kept in step with the form. */
+  private updateSummary(): void {
+    const { from, to } = this.els
+    const range = readRange(from.value, to.value, this.clock)
+    const { places, statuses } = this.selection()
+    const what = describeSelection(places, statuses)
+    const long = range.ok ? null : readRange(from.value, to.value, this.clock, null)
+    this.els.summary.textContent = range.ok
+      ? `Will export: ${what}, ${describeRange(range)} (${range.days} day${range.days === 1 ? '' : 's'}).`
+      : long?.ok
+        ? `Charts only: ${what}, ${describeRange(long)} (${long.days} days). A file covers at most ${MAX_DAYS} days, so Preview and Download need a shorter range; the charts take any range.`
+        : `Will export: ${what}, once the dates are valid.`
+    this.els.toHelp.textContent = range.ok
+      ? `To is included: the file name ends with the day after it (…_${compactInstant(range.toMs)}.csv), because the API's end is exclusive.`
+      : "To is included: the file name ends with the day after it, because the API's end is exclusive."
+  }
+
+  private showZone(): void {
+    const zone = this.clock.zone
+    this.els.zone.value = zone
+    this.els.zone.removeAttribute('aria-invalid')
+    this.els.zoneHelp.textContent = `Days are local days in ${zone} (${describeOffset(this.clock.offset(Date.now()))} now): From starts at its midnight there and To ends at the midnight after it.`
+  }
+
+  /**
+   * Takes the zone typed or picked in the control: a zone the browser knows becomes the page's
+   * (remembered for the tab); anything else is refused, in a sentence.
+   */
+  private useZone(): void {
+    const typed = this.els.zone.value.trim()
+    const zone = zoneAsTyped(typed)
+    if (!zone) {
+      this.els.zone.setAttribute('aria-invalid', 'true')
+      this.els.zone.focus()
+      this.feedback.show('range', `“${typed}” is not a time zone this browser knows. Type an IANA name such as Europe/Amsterdam or America/New_York, or pick one from the list; the days stay in ${this.clock.zone}.`)
+      return
+    }
+    this.feedback.clear()
+    const changed = zone !== this.clock.zone
+    this.clock = new LocalClock(zone)
+    storeZone(zone)
+    this.showZone()
+    this.updateSummary()
+    if (changed) for (const listener of this.zoneListeners) listener()
+  }
+}
+
+function describeSelection(places: PlaceSelection, statuses: { label: string }[]): string {
+  const queues = places.queueIds.length === 0 || places.all
+    ? 'all queues'
+    : `${places.queueIds.length} queue${places.queueIds.length === 1 ? '' : 's'} in ${places.locationCount} location${places.locationCount === 1 ? '' : 's'}`
+  const states = statuses.length === 0 || statuses.length === 6 ? 'all statuses' : `status ${listNames(statuses.map((s) => s.label))}`
+  return `${queues}, ${states}`
+}
