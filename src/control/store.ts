@@ -4,7 +4,7 @@ import { and, asc, eq, getTableColumns, lt, or, sql } from 'drizzle-orm'
 import { join } from 'node:path'
 import { rmSync, statSync } from 'node:fs'
 import { LRUCache } from 'lru-cache'
-import { ensurePrivateDirectory, openWritableDatabase } from '../db/files.ts'
+import { ensurePrivateDirectory, openReadOnlyCopy, openWritableDatabase, ReadOnlyCopyError } from '../db/files.ts'
 import { ApiError } from '../errors/api-error.ts'
 import { migrate, schemaVersion } from '../db/migrator.ts'
 import { CONTROL_MIGRATIONS } from './migrations.ts'
@@ -36,6 +36,12 @@ export interface ControlStoreOptions {
    * @default 5000
    */
   busyTimeoutMs?: number
+  /**
+   * Never write the file nor beside it (READ_ONLY=1, a replica's copy): opened read-only, not
+   * migrated, no cursor key made, and a WAL-mode file refused (reading one creates its -shm).
+   * @default false
+   */
+  readOnly?: boolean
 }
 
 /** SQLITE_BUSY / SQLITE_LOCKED: another process holds the write lock right now. */
@@ -137,6 +143,7 @@ export class ControlStore {
   readonly schemaVersionAtOpen: number
   private readonly path: string
   private readonly busyTimeoutMs: number
+  readonly readOnly: boolean
   private connection: ControlConnection | undefined
   private openedIdentity: FileIdentity | null = null
   /** The WAL and its index beside the file that was opened: the old file's, once another file lies there. */
@@ -153,9 +160,19 @@ export class ControlStore {
   private seenDataVersion = -1
 
   constructor(readonly dataDir: string, options: ControlStoreOptions = {}) {
-    ensurePrivateDirectory(dataDir)
+    this.readOnly = options.readOnly ?? false
     this.path = join(dataDir, 'control.sqlite')
     this.busyTimeoutMs = options.busyTimeoutMs ?? OPEN_BUSY_TIMEOUT_MS
+    if (this.readOnly) {
+      this.connection = this.prepare(this.openCopy())
+      this.schemaVersionAtOpen = CONTROL_MIGRATIONS.length
+      if (!readCursorSigningKey(this.connection.orm)) {
+        this.close()
+        throw new ControlStoreError(`${this.path} holds no cursor signing key: start the service once on the writer before copying the file`)
+      }
+      return
+    }
+    ensurePrivateDirectory(dataDir)
     const db = openWritableDatabase(this.path, OPEN_BUSY_TIMEOUT_MS)
     this.schemaVersionAtOpen = schemaVersion(db)
     this.connection = this.prepare(db)
@@ -184,7 +201,8 @@ export class ControlStore {
   /** Migrates a freshly opened file and prepares the statements on it; closes it on failure. */
   private prepare(db: Database): ControlConnection {
     try {
-      migrate(db, CONTROL_MIGRATIONS)
+      if (this.readOnly) requireCurrentSchema(db, this.path)
+      else migrate(db, CONTROL_MIGRATIONS)
       const connection = new ControlConnection(db)
       this.openedIdentity = fileIdentity(this.path)
       this.openedWal = fileIdentity(`${this.path}-wal`)
@@ -221,7 +239,7 @@ export class ControlStore {
       // deletes it, before the new file is opened (it must not read another file's log). It also
       // keeps the old connection, once really closed, from deleting the new file's WAL: drizzle's
       // statements are finalized by the garbage collector, and SQLite closes after them.
-      if (replaced) {
+      if (replaced && !this.readOnly) {
         try {
           this.connection.db.exec('PRAGMA journal_mode = DELETE')
         } catch {
@@ -231,15 +249,16 @@ export class ControlStore {
       this.connection.close()
       this.connection = undefined
     }
-    if (replaced) this.moveOldLogAside()
+    if (replaced && !this.readOnly) this.moveOldLogAside()
     this.activeTokens.clear()
     this.seenDataVersion = -1
     if (identity === null) throw new ControlStoreUnavailableError()
     try {
-      this.connection = this.prepare(this.openExisting())
+      this.connection = this.prepare(this.readOnly ? this.openCopy() : this.openExisting())
       return this.connection
     } catch (error) {
-      if (isControlFileFailure(error)) throw new ControlStoreUnavailableError()
+      // A copy of another schema version or in WAL mode (READ_ONLY=1) cannot be served either.
+      if (isControlFileFailure(error) || error instanceof ControlStoreError) throw new ControlStoreUnavailableError()
       throw error
     }
   }
@@ -270,6 +289,18 @@ export class ControlStore {
       db.close(false)
       throw error
     }
+  }
+
+  /** Opens a read-only copy; ControlStoreError names what is wrong with it (missing, WAL mode). */
+  private openCopy(): Database {
+    let db: Database
+    try {
+      db = openReadOnlyCopy(this.path)
+    } catch (error) {
+      throw error instanceof ReadOnlyCopyError ? new ControlStoreError(error.message) : error
+    }
+    db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`)
+    return db
   }
 
   /**
@@ -430,13 +461,26 @@ export class ControlStore {
 
   /** The key that signs pagination cursors; created once, shared by every process on this data dir. */
   cursorSigningKey(): string {
+    if (this.readOnly) return readCursorSigningKey(this.orm)!
     return ensureCursorSigningKey(this.orm)
   }
 }
 
+/** A read-only copy cannot be migrated: it must come from a writer that runs this version. */
+function requireCurrentSchema(db: Database, path: string): void {
+  const version = schemaVersion(db)
+  if (version !== CONTROL_MIGRATIONS.length) {
+    throw new ControlStoreError(`${path} is at schema version ${version}, this program needs ${CONTROL_MIGRATIONS.length}: run admin migrate on the writer`)
+  }
+}
+
+function readCursorSigningKey(orm: BunSQLiteDatabase<typeof schema>): string | undefined {
+  return orm.select().from(serviceSettings).where(eq(serviceSettings.key, 'cursor_signing_key')).get()?.value
+}
+
 /** Reads the cursor signing key, creating it first when the file has none. */
 function ensureCursorSigningKey(orm: BunSQLiteDatabase<typeof schema>): string {
-  const read = () => orm.select().from(serviceSettings).where(eq(serviceSettings.key, 'cursor_signing_key')).get()?.value
+  const read = () => readCursorSigningKey(orm)
   // Read first: once the key exists, starting a server needs no write lock (the admin CLI may hold it).
   const existing = read()
   if (existing) return existing
