@@ -15,6 +15,9 @@ commands:
   admin seed --org <org> [--days 90] [--per-day 300] [--seed S] [--replace] [--json]
   admin migrate [--json]                                   every file to the newest schema its rows allow
   admin check --org <org> [--limit 100] [--json]           the tenant file's rows that break the contract
+  admin replica litestream-config --to <url> [--json]      the writer's litestream.yml: control.sqlite and every tenant file
+  admin replica restore --from <url> [--every N] [--litestream <path>] [--json]
+                                                           a replica: fresh copies from Litestream, swapped in
 
 arguments and options:
   <org>          an organisation's id (org_…) or slug; admin org list shows them
@@ -26,6 +29,9 @@ arguments and options:
   --replace      seed: replace the data the organisation already has (refused without it);
                  the file starts a new change history, so loaders load it again
   --limit N      check: rows listed at most (1 to 100000, default 100); all are counted
+  --to, --from   replica: where the writer's Litestream replicates (file:///srv/replica, s3://bucket/path)
+  --every N      replica restore: a round every N seconds (1 to 86400) until stopped; without it, one round
+  --litestream P replica restore: the litestream executable (default: litestream on the PATH)
   --json         exactly one JSON document on stdout; an error is one JSON document on stderr
 
 exit status: 0 done; 2 wrong input (one line on stderr, nothing written); 1 unexpected error,
