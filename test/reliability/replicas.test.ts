@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
 import type { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ControlStore } from '../../src/control/store.ts'
 import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
@@ -13,7 +13,7 @@ import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts'
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
 import { LITESTREAM, replicate, type Replication } from '../support/litestream.ts'
-import { haproxyAvailable, startHaproxy, type Haproxy } from '../support/haproxy.ts'
+import { haproxyAvailable, haproxyConfig, startHaproxy, type Haproxy } from '../support/haproxy.ts'
 import { queryDuckDb } from '../support/duckdb-query.ts'
 
 /**
@@ -292,4 +292,9 @@ describe.skipIf(!available)('replicas behind HAProxy, fed by Litestream', () => 
     expect(through).toBeGreaterThan(0)
     expect(direct).toBeGreaterThan(0)
   }, 30_000)
+})
+
+test("docs/operations.md shows the HAProxy configuration this test runs, with a network's addresses", () => {
+  const docs = readFileSync(join(import.meta.dir, '../../docs/operations.md'), 'utf8')
+  expect(docs).toContain('```text\n' + haproxyConfig('*:80', ['10.0.0.11:3000', '10.0.0.12:3000']) + '```')
 })

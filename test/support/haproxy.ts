@@ -24,8 +24,11 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL')
 })
 
-/** The configuration the test runs, as docs/operations.md#more-than-one-machine shows it. */
-export function haproxyConfig(port: number, servers: readonly number[]): string {
+/**
+ * The configuration the test runs, which docs/operations.md#more-than-one-machine shows with
+ * its own addresses (the test checks that the two agree): `bind` and each server as host:port.
+ */
+export function haproxyConfig(bind: string, servers: readonly string[]): string {
   return `global
   maxconn 4096
 
@@ -40,7 +43,7 @@ defaults
   retry-on conn-failure empty-response
 
 frontend api
-  bind 127.0.0.1:${port}
+  bind ${bind}
   default_backend replicas
 
 backend replicas
@@ -48,7 +51,7 @@ backend replicas
   option httpchk GET /readyz
   http-check expect status 200
   default-server inter 500ms fall 2 rise 1
-${servers.map((serverPort, i) => `  server replica${i + 1} 127.0.0.1:${serverPort} check`).join('\n')}
+${servers.map((server, i) => `  server replica${i + 1} ${server} check`).join('\n')}
 `
 }
 
@@ -61,7 +64,7 @@ export interface Haproxy {
 export async function startHaproxy(dir: string, servers: readonly number[]): Promise<Haproxy> {
   const port = await freePort()
   const config = join(dir, 'haproxy.cfg')
-  writeFileSync(config, haproxyConfig(port, servers))
+  writeFileSync(config, haproxyConfig(`127.0.0.1:${port}`, servers.map((serverPort) => `127.0.0.1:${serverPort}`)))
   const child = Bun.spawn([binary!, '-db', '-f', config], { stdout: 'ignore', stderr: 'pipe' })
   running.add(child)
   const base = `http://127.0.0.1:${port}`
