@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs'
+import { chmodSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { ControlStore } from '../../src/control/store.ts'
 import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
@@ -135,6 +135,35 @@ describe.skipIf(!available)('READ_ONLY=1 over a read-only copy', () => {
     }
     expect(server.output().match(/"event":"tenant_unavailable"/g)).toHaveLength(1)
     expect(after).toEqual(before)
+  })
+})
+
+describe.skipIf(!available)('READ_ONLY=1: /readyz tells the truth', () => {
+  test('a control.sqlite swapped for a WAL-mode copy while serving: /readyz and requests 503, until a good copy is back', async () => {
+    const server = await startServerProcess({ DATA_DIR: replicaDir, READ_ONLY: '1', REDIS_URL: redis.url })
+    const control = join(replicaDir, 'control.sqlite')
+    const staged = join(replica.dir, 'control.sqlite')
+    try {
+      expect((await get(server, '/readyz')).status).toBe(200)
+      setWritable(replicaDir, true)
+      const source = new Database(control, { readonly: true })
+      source.run('VACUUM INTO ?', [staged])
+      source.close()
+      const wal = new Database(staged)
+      wal.exec('PRAGMA journal_mode = WAL')
+      wal.close()
+      renameSync(staged, control)
+      expect((await get(server, '/readyz')).status).toBe(503)
+      expect((await get(server, '/v1/queues', paidToken)).status).toBe(503)
+      const back = new Database(control)
+      back.exec('PRAGMA journal_mode = DELETE')
+      back.close()
+      expect((await get(server, '/readyz')).status).toBe(200)
+      expect((await get(server, '/v1/queues', paidToken)).status).toBe(200)
+    } finally {
+      await server.stop()
+      setWritable(replicaDir, false)
+    }
   })
 })
 
