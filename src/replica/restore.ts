@@ -63,7 +63,8 @@ function restoreFile(options: RestoreOptions, staging: string, file: string): st
   const output = join(staging, file)
   const run = Bun.spawnSync([options.litestream, 'restore', '-o', output, replicaUrlOf(options.from, file)], { stdout: 'pipe', stderr: 'pipe' })
   if (run.exitCode === 0 && existsSync(output)) return undefined
-  const said = `${run.stderr.toString()}${run.stdout.toString()}`.trim().split('\n').pop()
+  // Litestream's last line, without its own date and level: `no matching backups found`, say.
+  const said = `${run.stderr.toString()}${run.stdout.toString()}`.trim().split('\n').pop()?.replace(/^\S+ \S+ (ERROR|INFO|WARN) /, '')
   return said || `litestream restore exited with status ${run.exitCode}`
 }
 
