@@ -106,6 +106,7 @@ describe('admin replica restore', () => {
     expect(run.stdout).toBe('')
     expect(run.stderr.trim().split('\n')).toHaveLength(1)
     expect(run.stderr).toStartWith('admin: restore failed: control.sqlite: ')
+    expect(run.stderr).toContain('no matching backups found')
     expect(readdirSync(replicaDir)).toEqual([])
   })
 
