@@ -3,7 +3,7 @@ import type { Config } from './config/config.ts'
 import { systemClock, type Clock } from './clock.ts'
 import type { Logger } from './logger.ts'
 import { ControlStore } from './control/store.ts'
-import { LastUsedRecorder } from './control/last-used.ts'
+import { LastUsedRecorder, notRecorded } from './control/last-used.ts'
 import { TenantPool } from './tenant/pool.ts'
 import type { Limits } from './limits/types.ts'
 import { createLimits } from './limits/index.ts'
@@ -75,12 +75,13 @@ export function createApp(deps: AppDeps): App {
   const { config, logger } = deps
   const clock = deps.clock ?? systemClock
   // Writes wait only briefly for another process's lock; the demo quota retries without blocking.
-  const store = new ControlStore(config.dataDir, { busyTimeoutMs: 20 })
+  const store = new ControlStore(config.dataDir, { busyTimeoutMs: 20, readOnly: config.readOnly })
   const metrics = deps.metrics ?? noMetrics
-  const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger, onOpen: () => metrics.tenantOpened() })
+  const pool = new TenantPool({ dataDir: config.dataDir, maxOpen: config.tenantCacheSize, logger, onOpen: () => metrics.tenantOpened(), readOnly: config.readOnly })
   metrics.observeTenantPool(() => pool.stats().open)
   const limits = deps.limits ? deps.limits(store, clock) : createLimits(config, { store, clock })
-  const lastUsed = new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
+  // A read-only copy keeps no last-used times: the writer's file is the one the admin CLI reads.
+  const lastUsed = config.readOnly ? notRecorded : new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
   const cursors = new CursorCodec(store.cursorSigningKey())
   // One key signs both; each signs under its own tag (see crypto/signed-value.ts).
   const changes = new ChangesTokenCodec(store.cursorSigningKey())

@@ -14,7 +14,8 @@ export interface SampleOrganisation {
  * and one token, so that a new user can call the API at once. Later starts change nothing.
  */
 export function createSampleOrganisationIfEmpty(store: ControlStore, now: number): SampleOrganisation | null {
-  if (store.listOrganisations().length > 0) return null
+  // A read-only copy (READ_ONLY=1) is the writer's to fill.
+  if (store.readOnly || store.listOrganisations().length > 0) return null
   const org = createOrganisationWithTenant(store, { name: 'Sample Organisation', slug: 'sample', plan: 'paid', apiEnabled: true, now })
   const db = openTenantForWriting(store.dataDir, org.id)
   let tickets: number

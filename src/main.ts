@@ -3,7 +3,7 @@ import { createLogger, stdoutSink } from './logger.ts'
 import { createApp } from './app.ts'
 import { createSampleOrganisationIfEmpty, sampleInstructions } from './bootstrap.ts'
 import { assertPortFree, isAddressInUse, PortInUseError } from './http/port-in-use.ts'
-import { ControlStore } from './control/store.ts'
+import { ControlStore, ControlStoreError } from './control/store.ts'
 import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/workers.ts'
 import { shownUrl } from './server/shown-url.ts'
 import { parentMetrics, serverMetrics } from './metrics/setup.ts'
@@ -37,13 +37,23 @@ const port =
         refuseToStart(error.message)
       })
 
-// A worker's parent checked it already.
-if (worker === undefined) {
+// A worker's parent checked it already; a replica's directory is never written, so it need not be writable.
+if (worker === undefined && !config.readOnly) {
   try {
     ensureWritableDataDirectory(config.dataDir)
   } catch (error) {
     if (!(error instanceof DataDirectoryError)) throw error
     refuseToStart(error.message)
+  }
+}
+
+/** A data directory that READ_ONLY=1 cannot serve (no control.sqlite, a WAL-mode or older copy): one line, exit 2. */
+function openingDataDir<T>(open: () => T): T {
+  try {
+    return open()
+  } catch (error) {
+    if (!(error instanceof ControlStoreError)) throw error
+    refuseToStart(`data directory error: ${error.message}`)
   }
 }
 
@@ -75,7 +85,7 @@ if (config.workers > 1 && worker === undefined) {
     channel: metrics?.channel,
     beforeStart: (port) => {
       // Once, here, rather than raced by N workers on an empty data directory.
-      const store = new ControlStore(config.dataDir)
+      const store = openingDataDir(() => new ControlStore(config.dataDir, { readOnly: config.readOnly }))
       const sample = createSampleOrganisationIfEmpty(store, Date.now())
       logSchemaCensus(logger, takeSchemaCensus(config.dataDir, store.listOrganisations()))
       store.close()
@@ -85,7 +95,7 @@ if (config.workers > 1 && worker === undefined) {
 }
 const metrics = serverMetrics(config, logger, worker)
 listenForMetrics(metrics.listen)
-const app = createApp({ config, logger, metrics: metrics.recorder })
+const app = openingDataDir(() => createApp({ config, logger, metrics: metrics.recorder }))
 const sample = worker === undefined ? createSampleOrganisationIfEmpty(app.store, Date.now()) : null
 // Once per service: by the lone server here, by the parent of WORKERS=N before its workers start.
 if (worker === undefined) logSchemaCensus(logger, takeSchemaCensus(config.dataDir, app.store.listOrganisations()))

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts'
 import type { Logger } from '../logger.ts'
 import { authenticate, type LookupToken } from '../auth/authenticate.ts'
-import type { LastUsedRecorder } from '../control/last-used.ts'
+import type { TokenUseNotes } from '../control/last-used.ts'
 import { ApiError } from '../errors/api-error.ts'
 import type { DemoQuota, QuotaState, RateLimiter, WindowState } from '../limits/types.ts'
 import { rateLimitHeaders } from '../limits/state.ts'
@@ -20,7 +20,7 @@ export interface GateDeps {
   limiter: RateLimiter
   quota: DemoQuota
   clock: Clock
-  lastUsed: LastUsedRecorder
+  lastUsed: TokenUseNotes
   logger: Logger
   /** Told when the limits store stops answering (false: requests are refused) and when it answers again. */
   onLimitsState?: (up: boolean) => void

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { QueryBuilder } from 'drizzle-orm/sqlite-core'
+import { ApiError } from '../errors/api-error.ts'
 import { hasChangeTracking } from '../tenant/migrations.ts'
 import { DamagedFileError, type TenantLease } from '../tenant/lease.ts'
 import { changeHistory } from '../tenant/schema.ts'
@@ -11,6 +12,8 @@ export interface ChangeWindow {
   token: string | null
   /** With `changedAfter`: only rows inserted or changed after this version. */
   sinceVersion: number | null
+  /** The point of the file's history this snapshot has reached; null without change tracking. */
+  reached: ChangesPosition | null
 }
 
 /**
@@ -28,26 +31,42 @@ const CHANGE_STATE_SQL = new QueryBuilder()
   .toSQL().sql
 
 /**
- * Reads the change state of the lease's file and checks `since` (a decoded changedAfter) against
- * it. Call it inside the read transaction the response's rows come from: the token then holds
+ * Reads the change state of the lease's file and checks `since` (a decoded changedAfter) and
+ * `seen` (the point a cursor's page had reached) against it. Call it inside the read transaction the response's rows come from: the token then holds
  * the highest version of that snapshot, never a later one, so that a change committed after the
  * snapshot comes with the next load (SQLite has one writer at a time: version order is commit
  * order). Throws 400 `param: changedAfter` for a file without change tracking, or a token of
- * another history of the file; a SQLite error for a file that cannot be read.
+ * another history of the file; 503 `copy_behind` when either names a point of this history the
+ * file has not reached (a replica's lagging copy: answering would leave rows out); a SQLite
+ * error for a file that cannot be read.
  */
-export function readChangeWindow(lease: TenantLease, codec: ChangesTokenCodec, since: ChangesPosition | null): ChangeWindow {
+export function readChangeWindow(lease: TenantLease, codec: ChangesTokenCodec, since: ChangesPosition | null, seen: ChangesPosition | null = null): ChangeWindow {
   const schemaVersion = lease.schema().version
   if (!hasChangeTracking(schemaVersion)) {
     if (since) throw notTracked(schemaVersion)
-    return { token: null, sinceVersion: null }
+    return { token: null, sinceVersion: null, reached: null }
   }
   const state = lease.statement(CHANGE_STATE_SQL).get() as ChangesPosition | null
   // A version-3 file without its history row was damaged by hand: it cannot be served as tracked.
   if (!state) throw new DamagedFileError('change_history holds no history id')
-  // A version beyond the file's own: the file went back (restored from a copy) and will give the
-  // versions out again to other changes, so the token is of another history as well.
-  if (since && (since.historyId !== state.historyId || since.version > state.version)) throw otherHistory()
-  return { token: codec.encode(lease.organisationId, state), sinceVersion: since?.version ?? null }
+  if (since && since.historyId !== state.historyId) throw otherHistory()
+  // Within one history a version beyond the file's own is a copy that lags (a restore starts a
+  // new history, docs/operations.md#backups): later, or on another replica, it will be there.
+  // A cursor's point of another history (a recreated file) is not checked: as before, its walk goes on.
+  for (const point of [since, seen]) if (point && point.historyId === state.historyId && point.version > state.version) throw copyBehind()
+  return { token: codec.encode(lease.organisationId, state), sinceVersion: since?.version ?? null, reached: state }
+}
+
+/** How long a client waits before asking again; a replica's copy is refreshed every few seconds. */
+const COPY_BEHIND_RETRY_SECONDS = 1
+
+function copyBehind() {
+  return new ApiError(
+    'copy_behind',
+    "This copy of the organisation's data has not yet reached the point your changedAfter or cursor names (it is a replica that lags behind); retry after Retry-After, the same request.",
+    {},
+    { 'Retry-After': String(COPY_BEHIND_RETRY_SECONDS) },
+  )
 }
 
 function notTracked(schemaVersion: number) {

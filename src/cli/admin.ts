@@ -1,8 +1,10 @@
 import { ControlStore, ControlStoreError } from '../control/store.ts'
 import { ConfigError, loadConfig } from '../config/config.ts'
 import { runCommand } from './commands.ts'
+import { runReplicaCommand } from './replica.ts'
 import { USAGE } from './usage.ts'
 import { UsageError } from './args.ts'
+import { RestoreFailedError } from '../replica/restore.ts'
 import { errorText, type AdminErrorKind } from './errors.ts'
 
 interface AdminIo {
@@ -30,12 +32,13 @@ export function runAdmin(argv: string[], io: AdminIo): number {
   }
   let store: ControlStore | undefined
   try {
-    store = new ControlStore(io.dataDir)
-    const result = runCommand(argv, { store, now: io.now })
+    const result =
+      argv[0] === 'replica' ? runReplicaCommand(argv.slice(1), io) : runCommand(argv, { store: (store = new ControlStore(io.dataDir)), now: io.now })
     io.out(result.wantsJson ? JSON.stringify(result.json) + '\n' : result.text.join('\n') + '\n')
     return result.status ?? 0
   } catch (error) {
     if (error instanceof UsageError || error instanceof ControlStoreError) return fail('usage', error.message, 2)
+    if (error instanceof RestoreFailedError) return fail('unexpected', `restore failed: ${error.message}`, 1)
     return fail('unexpected', `unexpected error: ${error instanceof Error ? error.message : String(error)}`, 1)
   } finally {
     store?.close()

@@ -18,6 +18,9 @@ commands:
   admin migrate [--to N] [--json]                          every tenant file to version N (default: the newest),
                                                            up as far as its rows allow, or down
   admin check --org <org> [--limit 100] [--json]           the tenant file's rows that break the contract
+  admin replica litestream-config --to <url> [--json]      the writer's litestream.yml: control.sqlite and every tenant file
+  admin replica restore --from <url> [--every N] [--litestream <path>] [--json]
+                                                           a replica: fresh copies from Litestream, swapped in
 
 arguments and options:
   <org>          an organisation's id (org_…) or slug; admin org list shows them
@@ -31,6 +34,9 @@ arguments and options:
   --to N         migrate: the tenant schema version to migrate to, up or down (1 to ${TENANT_SCHEMA_VERSION},
                  default ${TENANT_SCHEMA_VERSION}); going down takes away what the versions above N added
   --limit N      check: rows listed at most (1 to 100000, default 100); all are counted
+  --to, --from   replica: where the writer's Litestream replicates (file:///srv/replica, s3://bucket/path)
+  --every N      replica restore: a round every N seconds (1 to 86400) until stopped; without it, one round
+  --litestream P replica restore: the litestream executable (default: litestream on the PATH)
   --json         exactly one JSON document on stdout; an error is one JSON document on stderr
 
 exit status: 0 done; 2 wrong input (one line on stderr, nothing written); 1 unexpected error,

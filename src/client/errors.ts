@@ -73,6 +73,8 @@ export class InternalServerError extends ApiResponseError {}
 export class DataUnavailableError extends ApiResponseError {}
 /** 503 limits_unavailable: retried a few times, then thrown. */
 export class LimitsUnavailableError extends ApiResponseError {}
+/** 503 copy_behind: this replica's copy has not reached what the request names yet; retried a few times, then thrown. */
+export class CopyBehindError extends ApiResponseError {}
 
 /** One class per error code of the API; the type makes a code without a class a compile error. */
 const ERROR_CLASSES: Record<ErrorCode, new (details: ErrorDetails) => ApiResponseError> = {
@@ -88,6 +90,7 @@ const ERROR_CLASSES: Record<ErrorCode, new (details: ErrorDetails) => ApiRespons
   internal: InternalServerError,
   data_unavailable: DataUnavailableError,
   limits_unavailable: LimitsUnavailableError,
+  copy_behind: CopyBehindError,
 }
 
 /** The server (or something in front of it) answered in a way the contract does not describe. */

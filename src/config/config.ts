@@ -24,6 +24,8 @@ export interface Config {
   /** Unset: no metrics listener, and nothing is recorded. */
   metricsPort: number | undefined
   metricsHost: string
+  /** Serve a data directory this service never writes (a replica's copy); needs REDIS_URL. */
+  readOnly: boolean
 }
 
 export class ConfigError extends Error {}
@@ -65,6 +67,12 @@ function redisUrl(raw: string, env: string): string {
   return raw
 }
 
+function flag(raw: string, env: string): boolean {
+  if (raw === '1' || raw === 'true') return true
+  if (raw === '0' || raw === 'false') return false
+  throw new ConfigError(`${env} must be 1 or 0, got "${raw}"`)
+}
+
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent']
 
 function logLevel(raw: string, env: string): LogLevel {
@@ -90,6 +98,7 @@ export const SETTINGS = [
   { key: 'workers', env: 'WORKERS', default: 1, description: 'Server processes sharing the port (reusePort) and the data directory; more than 1 needs REDIS_URL.', parse: integer(1, 256) },
   { key: 'metricsPort', env: 'METRICS_PORT', default: undefined, description: 'Unset: no metrics. Set: Prometheus metrics on GET /metrics of a second listener on this port (0 picks a free one), never on PORT.', parse: integer(0, 65535) },
   { key: 'metricsHost', env: 'METRICS_HOST', default: '127.0.0.1', description: 'Interface the metrics listener binds; it has no token, so whoever reaches it can read the metrics.', parse: nonEmpty },
+  { key: 'readOnly', env: 'READ_ONLY', default: false, description: '1: serve a data directory the service never writes (a replica\'s copy, a read-only mount); needs REDIS_URL, and last-used times of tokens are not kept.', parse: flag },
 ] as const satisfies readonly Setting<keyof Config>[]
 
 /** Builds the configuration from an environment (defaults for what is unset). Throws ConfigError. */
@@ -109,6 +118,10 @@ function checked(config: Config): Config {
     throw new ConfigError(
       `WORKERS=${config.workers} needs REDIS_URL: without it each process keeps its own minute window and a token could make ${config.workers} × RATE_LIMIT_PER_MINUTE requests a minute`,
     )
+  }
+  if (config.readOnly && config.redisUrl === undefined) {
+    // The embedded demo quota is counted in control.sqlite, which a read-only copy cannot write.
+    throw new ConfigError('READ_ONLY=1 needs REDIS_URL: the minute window and the demo quota must be kept where they can be written')
   }
   if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
     // The API's port answers /metrics with 404: the metrics have a listener of their own.

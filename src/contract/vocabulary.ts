@@ -85,6 +85,7 @@ export const ERROR_STATUS = {
   internal: 500,
   data_unavailable: 503,
   limits_unavailable: 503,
+  copy_behind: 503,
 } as const
 export type ErrorCode = keyof typeof ERROR_STATUS
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[]

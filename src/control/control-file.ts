@@ -70,6 +70,11 @@ export class ControlFile<C extends OpenConnection> {
     private readonly path: string,
     private readonly options: {
       busyTimeoutMs: number
+      /** A replica's copy (READ_ONLY=1): opened with `openCopy`, and neither its journal nor its log is ever touched. */
+      readOnly?: boolean
+      openCopy?: () => Database
+      /** A failure of opening that means the file cannot be served as it is (beside SQLite's own). */
+      isUnservable?: (error: unknown) => boolean
       /** Migrates a freshly opened file and prepares the statements on it. */
       prepare: (db: Database) => C
       /** Told when another file, or another state of it, was opened: what was kept of the old one is stale. */
@@ -121,7 +126,7 @@ export class ControlFile<C extends OpenConnection> {
       // deletes it, before the new file is opened (it must not read another file's log). It also
       // keeps the old connection, once really closed, from deleting the new file's WAL: drizzle's
       // statements are finalized by the garbage collector, and SQLite closes after them.
-      if (replaced) {
+      if (replaced && !this.options.readOnly) {
         try {
           this.connection.db.exec('PRAGMA journal_mode = DELETE')
         } catch {
@@ -130,14 +135,14 @@ export class ControlFile<C extends OpenConnection> {
       }
       this.close()
     }
-    if (replaced) this.moveOldLogAside()
+    if (replaced && !this.options.readOnly) this.moveOldLogAside()
     this.options.onReopen()
     if (identity === null) throw new ControlStoreUnavailableError()
     try {
-      this.connection = this.prepared(this.openExisting())
+      this.connection = this.prepared(this.options.readOnly ? this.options.openCopy!() : this.openExisting())
       return this.connection
     } catch (error) {
-      if (isFileFailure(error)) throw new ControlStoreUnavailableError()
+      if (isFileFailure(error) || this.options.isUnservable?.(error)) throw new ControlStoreUnavailableError()
       throw error
     }
   }

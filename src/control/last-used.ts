@@ -1,10 +1,20 @@
 import type { ControlStore } from './store.ts'
 
+/** Where the gate notes each accepted token's use. */
+export interface TokenUseNotes {
+  note(tokenId: string, at: number): void
+  /** Writes what is pending and stops. */
+  stop(): void
+}
+
+/** READ_ONLY=1: a replica's copy of control.sqlite is not written, so uses are not kept. */
+export const notRecorded: TokenUseNotes = { note: () => {}, stop: () => {} }
+
 /**
  * Batches `last used` times in memory and writes them in one short transaction every few
  * seconds, so that a request never waits on a write of the control store for it.
  */
-export class LastUsedRecorder {
+export class LastUsedRecorder implements TokenUseNotes {
   /** Token id → epoch ms of its latest use; formatted only when written. */
   private pending = new Map<string, number>()
   private timer: ReturnType<typeof setInterval> | undefined

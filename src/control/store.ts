@@ -3,7 +3,7 @@ import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { and, asc, eq, getTableColumns, lt, or, sql } from 'drizzle-orm'
 import { join } from 'node:path'
 import { LRUCache } from 'lru-cache'
-import { ensurePrivateDirectory, openWritableDatabase } from '../db/files.ts'
+import { ensurePrivateDirectory, openReadOnlyCopy, openWritableDatabase, ReadOnlyCopyError } from '../db/files.ts'
 import { migrate, schemaVersion } from '../db/migrator.ts'
 import { CONTROL_MIGRATIONS } from './migrations.ts'
 import { ControlFile } from './control-file.ts'
@@ -35,6 +35,12 @@ export interface ControlStoreOptions {
    * @default 5000
    */
   busyTimeoutMs?: number
+  /**
+   * Never write the file nor beside it (READ_ONLY=1, a replica's copy): opened read-only, not
+   * migrated, no cursor key made, and a WAL-mode file refused (reading one creates its -shm).
+   * @default false
+   */
+  readOnly?: boolean
 }
 
 /** SQLITE_BUSY / SQLITE_LOCKED: another process holds the write lock right now. */
@@ -88,6 +94,7 @@ export class ControlStore {
   /** The file's schema version before this store migrated it (what `admin migrate` reports). */
   readonly schemaVersionAtOpen: number
   private readonly file: ControlFile<ControlConnection>
+  readonly readOnly: boolean
   /**
    * Active tokens seen recently, by hash. Valid while no other connection has committed to this
    * file (PRAGMA data_version, a few microseconds; an indexed look-up measured about ten times
@@ -99,20 +106,34 @@ export class ControlStore {
   private seenDataVersion = -1
 
   constructor(readonly dataDir: string, options: ControlStoreOptions = {}) {
-    ensurePrivateDirectory(dataDir)
+    this.readOnly = options.readOnly ?? false
     const path = join(dataDir, 'control.sqlite')
     const busyTimeoutMs = options.busyTimeoutMs ?? OPEN_BUSY_TIMEOUT_MS
     this.file = new ControlFile(path, {
       busyTimeoutMs,
+      readOnly: this.readOnly,
+      openCopy: () => openCopy(path, busyTimeoutMs),
       prepare: (db) => {
-        migrate(db, CONTROL_MIGRATIONS)
+        if (this.readOnly) requireCurrentSchema(db, path)
+        else migrate(db, CONTROL_MIGRATIONS)
         return new ControlConnection(db)
       },
+      isUnservable: (error) => error instanceof ControlStoreError,
       onReopen: () => {
         this.activeTokens.clear()
         this.seenDataVersion = -1
       },
     })
+    if (this.readOnly) {
+      const connection = this.file.adopt(openCopy(path, busyTimeoutMs))
+      this.schemaVersionAtOpen = CONTROL_MIGRATIONS.length
+      if (!readCursorSigningKey(connection.orm)) {
+        this.close()
+        throw new ControlStoreError(`${path} holds no cursor signing key: start the service once on the writer before copying the file`)
+      }
+      return
+    }
+    ensurePrivateDirectory(dataDir)
     const db = openWritableDatabase(path, OPEN_BUSY_TIMEOUT_MS)
     this.schemaVersionAtOpen = schemaVersion(db)
     const connection = this.file.adopt(db)
@@ -294,13 +315,38 @@ export class ControlStore {
 
   /** The key that signs pagination cursors; created once, shared by every process on this data dir. */
   cursorSigningKey(): string {
+    if (this.readOnly) return readCursorSigningKey(this.orm)!
     return ensureCursorSigningKey(this.orm)
   }
 }
 
+/** A read-only copy cannot be migrated: it must come from a writer that runs this version. */
+/** Opens a replica's read-only copy; ControlStoreError names what is wrong with it (missing, WAL mode). */
+function openCopy(path: string, busyTimeoutMs: number): Database {
+  let db: Database
+  try {
+    db = openReadOnlyCopy(path)
+  } catch (error) {
+    throw error instanceof ReadOnlyCopyError ? new ControlStoreError(error.message) : error
+  }
+  db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
+  return db
+}
+
+function requireCurrentSchema(db: Database, path: string): void {
+  const version = schemaVersion(db)
+  if (version !== CONTROL_MIGRATIONS.length) {
+    throw new ControlStoreError(`${path} is at schema version ${version}, this program needs ${CONTROL_MIGRATIONS.length}: run admin migrate on the writer`)
+  }
+}
+
+function readCursorSigningKey(orm: BunSQLiteDatabase<typeof schema>): string | undefined {
+  return orm.select().from(serviceSettings).where(eq(serviceSettings.key, 'cursor_signing_key')).get()?.value
+}
+
 /** Reads the cursor signing key, creating it first when the file has none. */
 function ensureCursorSigningKey(orm: BunSQLiteDatabase<typeof schema>): string {
-  const read = () => orm.select().from(serviceSettings).where(eq(serviceSettings.key, 'cursor_signing_key')).get()?.value
+  const read = () => readCursorSigningKey(orm)
   // Read first: once the key exists, starting a server needs no write lock (the admin CLI may hold it).
   const existing = read()
   if (existing) return existing

@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { closeSync, existsSync, mkdirSync, openSync, chmodSync, statSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, chmodSync, readSync, statSync } from 'node:fs'
 
 /**
  * Files of the data directory hold organisation data and token hashes, so the directories are
@@ -25,4 +25,29 @@ export function openWritableDatabase(path: string, busyTimeoutMs: number): Datab
   db.exec('PRAGMA synchronous = NORMAL')
   db.exec('PRAGMA foreign_keys = ON')
   return db
+}
+
+/** A file that READ_ONLY=1 cannot open without writing: missing, or in WAL mode. */
+export class ReadOnlyCopyError extends Error {}
+
+/**
+ * Opens a SQLite file for reading without ever writing in its directory (READ_ONLY=1). A file
+ * in WAL mode is refused: SQLite creates its -wal and -shm files to read it, and fails where it
+ * cannot. A replica's copies are switched to rollback mode when restored (cli/replica-restore.ts).
+ */
+export function openReadOnlyCopy(path: string): Database {
+  if (!existsSync(path)) throw new ReadOnlyCopyError(`${path} does not exist`)
+  if (isWalModeFile(path)) throw new ReadOnlyCopyError(`${path} is in WAL mode, which cannot be read without writing beside it; restore it with admin replica restore`)
+  return new Database(path, { readonly: true, strict: true })
+}
+
+/** Bytes 18 and 19 of a SQLite header are 2 in WAL mode (1 in rollback mode). */
+function isWalModeFile(path: string): boolean {
+  const header = Buffer.alloc(20)
+  const fd = openSync(path, 'r')
+  try {
+    return readSync(fd, header, 0, 20, 0) === 20 && header[18] === 2 && header[19] === 2
+  } finally {
+    closeSync(fd)
+  }
 }

@@ -235,7 +235,8 @@ export function buildOpenApiDocument(limits: DocumentedLimits): Record<string, u
         DataUnavailable: jsonError(
           "data_unavailable: the organisation's data cannot be read right now (missing, unreadable or unknown-version tenant file). " +
             'limits_unavailable: the rate limits cannot be checked right now, so nothing was served; retry after Retry-After (1 second). ' +
-            'The rate-limit headers are sent when the limits could be read, Retry-After with limits_unavailable.',
+            'copy_behind: this replica\'s copy has not yet reached the point changedAfter or cursor names; retry the same request after Retry-After (1 second). ' +
+            'The rate-limit headers are sent when the limits could be read, Retry-After with limits_unavailable and copy_behind.',
           optionalHeaders(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After'], headers),
         ),
       },

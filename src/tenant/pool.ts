@@ -3,6 +3,7 @@ import { statSync } from 'node:fs'
 import { LRUCache } from 'lru-cache'
 import type { Logger } from '../logger.ts'
 import { schemaVersion } from '../db/migrator.ts'
+import { openReadOnlyCopy } from '../db/files.ts'
 import { TICKET_FIELDS } from '../contract/vocabulary.ts'
 import { tickets } from './schema.ts'
 import { hasContractTriggers, isServableTenantVersion } from './migrations.ts'
@@ -76,6 +77,11 @@ export interface TenantPoolOptions {
   logger: Logger
   /** Told each time a tenant file is opened (a new connection, not a lease of an open one). */
   onOpen?: () => void
+  /**
+   * READ_ONLY=1: open files without ever writing beside them (db/files.ts openReadOnlyCopy).
+   * @default false
+   */
+  readOnly?: boolean
 }
 
 /**
@@ -130,7 +136,7 @@ export class TenantPool {
     const shared = this.openHandle(organisationId, requestId)
     let handle: TenantHandle
     try {
-      handle = new TenantHandle(organisationId, openReadOnly(tenantFilePath(this.options.dataDir, organisationId)), shared.fileIdentity)
+      handle = new TenantHandle(organisationId, openReadOnly(tenantFilePath(this.options.dataDir, organisationId), this.options.readOnly), shared.fileIdentity)
       this.options.onOpen?.()
     } catch (error) {
       throw this.unavailable(organisationId, describeFileFailure(error), requestId)
@@ -201,7 +207,7 @@ export class TenantPool {
 
     let handle: TenantHandle
     try {
-      handle = new TenantHandle(organisationId, openReadOnly(path), identity)
+      handle = new TenantHandle(organisationId, openReadOnly(path, this.options.readOnly), identity)
       this.options.onOpen?.()
     } catch (error) {
       throw this.unavailable(organisationId, describeFileFailure(error), requestId)
@@ -257,8 +263,8 @@ const SCHEMA_PROBE = `SELECT
   (SELECT count(*) FROM (SELECT id, location_id, name, slug, status FROM queues LIMIT 1)),
   (SELECT count(*) FROM (SELECT ${TICKET_FIELDS.map((field) => tickets[field].name).join(', ')} FROM tickets LIMIT 1))`
 
-function openReadOnly(path: string): Database {
-  const db = new Database(path, { readonly: true })
+function openReadOnly(path: string, copyOnly = false): Database {
+  const db = copyOnly ? openReadOnlyCopy(path) : new Database(path, { readonly: true })
   try {
     // A reader waits briefly for WAL recovery by a writer, never long: this blocks the event loop.
     db.exec('PRAGMA busy_timeout = 250')

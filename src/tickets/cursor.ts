@@ -1,12 +1,19 @@
 import { SignedValueCodec, type SignedValueKind } from '../crypto/signed-value.ts'
 import { invalidParam } from '../errors/api-error.ts'
 import { TICKET_FILTERS } from '../contract/vocabulary.ts'
+import type { ChangesPosition } from '../changes/token.ts'
 import type { ParsedTicketQuery } from './query.ts'
 
-/** Position of the last row of a page: the keyset (createdAt, id). */
+/**
+ * Position of the last row of a page: the keyset (createdAt, id), and the point of the file's
+ * change history the page was read at (null for a file without change tracking, or a cursor
+ * made before cursors carried it), so that a replica's copy that lags behind it answers 503
+ * rather than a page that leaves rows out.
+ */
 export interface CursorPosition {
   createdAt: string
   id: string
+  reached?: ChangesPosition | null
 }
 
 /**
@@ -33,7 +40,8 @@ export class CursorCodec {
   }
 
   encode(organisationId: string, query: ParsedTicketQuery, position: CursorPosition): string {
-    return this.codec.encode(cursorKind(organisationId, query), [position.createdAt, position.id])
+    const { createdAt, id, reached } = position
+    return this.codec.encode(cursorKind(organisationId, query), reached ? [createdAt, id, reached.historyId, reached.version] : [createdAt, id])
   }
 
   /** The position carried by `cursor`; throws 400 `param: cursor` unless it belongs to this query. */
@@ -41,7 +49,8 @@ export class CursorCodec {
     const decoded = this.codec.decode(cursorKind(organisationId, query), cursor)
     // A signed payload that does not parse is still not a cursor of ours.
     if (!decoded.ok || !isPosition(decoded.fields)) throw invalidCursor()
-    return { createdAt: decoded.fields[0], id: decoded.fields[1] }
+    const [createdAt, id, historyId, version] = decoded.fields
+    return historyId === undefined ? { createdAt, id } : { createdAt, id, reached: { historyId, version: version! } }
   }
 }
 
@@ -67,8 +76,9 @@ function cursorKind(organisationId: string, query: ParsedTicketQuery): SignedVal
   }
 }
 
-function isPosition(fields: unknown): fields is [string, string] {
-  return Array.isArray(fields) && fields.length === 2 && typeof fields[0] === 'string' && typeof fields[1] === 'string'
+function isPosition(fields: unknown): fields is [string, string] | [string, string, string, number] {
+  if (!Array.isArray(fields) || typeof fields[0] !== 'string' || typeof fields[1] !== 'string') return false
+  return fields.length === 2 || (fields.length === 4 && typeof fields[2] === 'string' && Number.isSafeInteger(fields[3]) && fields[3] >= 0)
 }
 
 function invalidCursor() {

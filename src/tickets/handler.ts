@@ -20,16 +20,16 @@ export function ticketsHandler(pool: TenantPool, tickets: TicketQueries, cursors
     // changedAfter first: a cursor is bound to it, so a wrong token would otherwise be reported as a wrong cursor.
     const since = query.changedAfter === null ? null : changes.decode(caller.organisationId, query.changedAfter)
     const after = query.cursor === null ? null : cursors.decode(caller.organisationId, query, query.cursor)
-    const { rows, hasMore, token } = inSnapshot(pool, { organisationId: caller.organisationId, requestId: id }, (lease) => {
-      const window = readChangeWindow(lease, changes, since)
+    const { rows, hasMore, token, reached } = inSnapshot(pool, { organisationId: caller.organisationId, requestId: id }, (lease) => {
+      const window = readChangeWindow(lease, changes, since, after?.reached ?? null)
       const page = tickets.readPage(lease, query, after, window.sinceVersion)
       checkServedRows(lease, 'tickets', page.rows)
-      return { ...page, token: window.token }
+      return { ...page, token: window.token, reached: window.reached }
     })
     const last = rows[rows.length - 1]
     const page: TicketPage = {
       items: rows,
-      nextCursor: hasMore && last ? cursors.encode(caller.organisationId, query, { createdAt: last.createdAt, id: last.id }) : null,
+      nextCursor: hasMore && last ? cursors.encode(caller.organisationId, query, { createdAt: last.createdAt, id: last.id, reached }) : null,
     }
     // X-Changes-Token on a file with change tracking.
     return jsonResponse(page, token === null ? {} : { [CHANGES_TOKEN_HEADER]: token })

@@ -235,18 +235,26 @@ describe('changedAfter errors: 400, param changedAfter, a message that says what
     writer.close()
     const after = await changesToken(apiToken)
 
-    // Restored from the copy: the token of the later state is past the file's versions.
+    // Put back from the copy without a new history: the token of the later state is past the
+    // file's versions, which is what a replica's lagging copy looks like: 503, never 400 (a
+    // loader would reload the range from a copy that lacks rows).
     renameSync(`${path}.backup`, path)
     rmSync(`${path}-wal`, { force: true })
     rmSync(`${path}-shm`, { force: true })
-    await expectChangedAfterError(apiToken, after, /earlier history.*recreated or restored.*load the range again without changedAfter/, 'other_history')
+    for (const operation of OPERATIONS) {
+      const response = await server.get(`${operation}&changedAfter=${encodeURIComponent(after)}`, apiToken)
+      expect(response.status).toBe(503)
+      expect(response.headers.get('retry-after')).toBe('1')
+      expect(((await response.json()) as { error: string }).error).toBe('copy_behind')
+    }
     // A token from before the copy was made cannot be told apart, until the operator does as
-    // docs/operations.md#change-tracking-in-the-tenant-files says after a restore.
+    // docs/operations.md#backups says after a restore: a new history.
     expect(await changedIds(apiToken, before)).toEqual([])
     const restored = openTenant(server.dataDir, org.id)
     restored.exec('UPDATE change_history SET history_id = lower(hex(randomblob(16)))')
     restored.close()
-    await expectChangedAfterError(apiToken, before, /earlier history/, 'other_history')
+    await expectChangedAfterError(apiToken, before, /earlier history.*recreated or restored.*load the range again without changedAfter/, 'other_history')
+    await expectChangedAfterError(apiToken, after, /earlier history/, 'other_history')
 
     // Recreated: a new file, a new history; loading the range again gives a token that works.
     for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true })

@@ -16,6 +16,7 @@ describe('loadConfig', () => {
     ['PORT', 'eighty'], ['PORT', '70000'], ['PORT', '-1'], ['RATE_LIMIT_PER_MINUTE', '0'], ['DEMO_DAILY_QUOTA', '1.5'],
     ['TENANT_CACHE_SIZE', ''], ['LOG_LEVEL', 'loud'], ['DATA_DIR', ' '], ['HOST', ''], ['EXPORT_STALL_TIMEOUT_MS', '10'],
     ['REDIS_URL', ''], ['REDIS_URL', 'localhost:6379'], ['REDIS_URL', 'http://localhost:6379'], ['WORKERS', '0'], ['WORKERS', 'two'],
+    ['READ_ONLY', 'yes'], ['READ_ONLY', ''],
   ]
   for (const [name, value] of invalid) {
     test(`${name}=${JSON.stringify(value)} stops start-up with a message naming it`, () => {
@@ -32,6 +33,13 @@ describe('loadConfig', () => {
   test('WORKERS above 1 without REDIS_URL stops start-up and says why', () => {
     expect(() => loadConfig({ WORKERS: '2' })).toThrow(ConfigError)
     expect(() => loadConfig({ WORKERS: '2' })).toThrow('WORKERS=2 needs REDIS_URL')
+  })
+
+  test('READ_ONLY=1 without REDIS_URL stops start-up and says why; with it, the service is read-only', () => {
+    expect(loadConfig({}).readOnly).toBe(false)
+    expect(() => loadConfig({ READ_ONLY: '1' })).toThrow('READ_ONLY=1 needs REDIS_URL')
+    expect(loadConfig({ READ_ONLY: '1', REDIS_URL: 'redis://127.0.0.1:6379' }).readOnly).toBe(true)
+    expect(loadConfig({ READ_ONLY: '0' }).readOnly).toBe(false)
   })
 
   test('a bad REDIS_URL is named without repeating it (it may hold a password)', () => {

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { adminRunner, type AdminRun } from '../support/admin-cli.ts'
+import { openTenant, tempDataDir } from '../support/harness.ts'
+import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
+import { LITESTREAM, replicate, type Replication } from '../support/litestream.ts'
+import { tenantFilePath } from '../../src/tenant/paths.ts'
+
+/**
+ * `admin replica litestream-config` and `admin replica restore` with the real Litestream
+ * (its npm package): the writer's directory replicated to a file:// replica, restored into a
+ * replica's directory as rollback-mode copies.
+ */
+
+const NOW = Date.parse('2026-03-10T12:00:00.000Z')
+let root: { dir: string; cleanup: () => void }
+let writerDir: string
+let replicaDir: string
+let replicaUrl: string
+let replication: Replication | undefined
+const writer = adminRunner(() => writerDir, NOW)
+const onReplica = adminRunner(() => replicaDir, NOW)
+const orgIds: string[] = []
+
+beforeAll(() => {
+  root = tempDataDir()
+  writerDir = join(root.dir, 'writer')
+  replicaDir = join(root.dir, 'replica')
+  replicaUrl = `file://${join(root.dir, 'storage')}`
+  mkdirSync(replicaDir)
+  for (const name of ['Replica one', 'Replica two']) {
+    const org = writer('org', 'create', '--name', name, '--json').json()
+    const db = openTenant(writerDir, org.id)
+    writeStructure(db)
+    writeBulkTickets(db, { count: 100 })
+    db.close()
+    orgIds.push(org.id)
+  }
+  // Created at the same instant: listed, and restored, in id order.
+  orgIds.sort()
+})
+
+afterAll(async () => {
+  await replication?.stop()
+  root.cleanup()
+})
+
+function expectUsageError(result: AdminRun, fragment: string) {
+  expect(result.status).toBe(2)
+  expect(result.stdout).toBe('')
+  expect(result.stderr.trim().split('\n')).toHaveLength(1)
+  expect(result.stderr).toContain(fragment)
+}
+
+const ticketCount = (dataDir: string, orgId: string) => {
+  const db = new Database(tenantFilePath(dataDir, orgId), { readonly: true })
+  try {
+    return (db.query('SELECT count(*) AS n FROM tickets').get() as { n: number }).n
+  } finally {
+    db.close()
+  }
+}
+
+/** Restores until the replica has `count` tickets of `orgId` (Litestream ships within a second or so). */
+async function restoreUntil(orgId: string, count: number): Promise<AdminRun> {
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    const run = onReplica('replica', 'restore', '--from', replicaUrl, '--litestream', LITESTREAM, '--json')
+    if (run.status === 0 && ticketCount(replicaDir, orgId) === count) return run
+    if (Date.now() > deadline) throw new Error(`the replica did not reach ${count} tickets: ${run.stdout}${run.stderr}`)
+    await Bun.sleep(200)
+  }
+}
+
+describe('admin replica litestream-config', () => {
+  test('lists control.sqlite and every tenant file, each under the replica URL', () => {
+    const run = writer('replica', 'litestream-config', '--to', `${replicaUrl}/`)
+    expect(run.status).toBe(0)
+    const paths = [...run.stdout.matchAll(/- path: "([^"]+)"/g)].map((match) => match[1])
+    const urls = [...run.stdout.matchAll(/- url: "([^"]+)"/g)].map((match) => match[1])
+    expect(paths).toEqual([resolve(writerDir, 'control.sqlite'), ...orgIds.map((id) => tenantFilePath(resolve(writerDir), id))])
+    expect(urls).toEqual([`${replicaUrl}/control.sqlite`, ...orgIds.map((id) => `${replicaUrl}/orgs/${id}.sqlite`)])
+    expect(writer('replica', 'litestream-config', '--to', replicaUrl, '--json').json()).toMatchObject({ organisations: 2 })
+  })
+
+  test('wrong input: exit 2, one line', () => {
+    expectUsageError(writer('replica', 'litestream-config'), '--to is required')
+    expectUsageError(writer('replica', 'litestream-config', '--to', 'http://example.com/x'), 'a replica URL starts with file://')
+    expectUsageError(writer('replica', 'litestream-config', '--to', 'not a url'), 'is not a URL')
+    expectUsageError(writer('replica'), 'replica needs litestream-config or restore')
+    expectUsageError(writer('replica', 'promote'), 'unknown command "replica promote"')
+    expectUsageError(onReplica('replica', 'restore', '--from', replicaUrl, '--litestream', join(root.dir, 'no-such-litestream')), 'cannot run')
+    expectUsageError(onReplica('replica', 'restore', '--from', replicaUrl, '--every', '0', '--litestream', LITESTREAM), '--every must be a whole number from 1')
+    expectUsageError(onReplica('replica', 'restore', '--from', replicaUrl, '--every', '5', '--json', '--litestream', LITESTREAM), 'without --every')
+    // None of it created anything in the replica's directory.
+    expect(readdirSync(replicaDir)).toEqual([])
+  })
+})
+
+describe('admin replica restore', () => {
+  test('nothing replicated yet: exit 1, one line, nothing put in place', () => {
+    const run = onReplica('replica', 'restore', '--from', replicaUrl, '--litestream', LITESTREAM)
+    expect(run.status).toBe(1)
+    expect(run.stdout).toBe('')
+    expect(run.stderr.trim().split('\n')).toHaveLength(1)
+    expect(run.stderr).toStartWith('admin: restore failed: control.sqlite: ')
+    expect(run.stderr).toContain('no matching backups found')
+    expect(readdirSync(replicaDir)).toEqual([])
+  })
+
+  test("copies of the writer's files, in rollback mode, swapped in; a later write arrives with the next round", async () => {
+    replication = replicate(writer('replica', 'litestream-config', '--to', replicaUrl).stdout, root.dir)
+    const first = await restoreUntil(orgIds[0]!, 100)
+    expect(first.json().restored).toEqual([...orgIds.map((id) => `orgs/${id}.sqlite`), 'control.sqlite'])
+    expect(ticketCount(replicaDir, orgIds[1]!)).toBe(100)
+    for (const file of ['control.sqlite', ...orgIds.map((id) => `orgs/${id}.sqlite`)]) {
+      const db = new Database(join(replicaDir, file), { readonly: true })
+      expect(db.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'delete' })
+      db.close()
+    }
+    // Nothing but the served files is left behind (no staging, no -wal or -shm).
+    expect(readdirSync(replicaDir).sort()).toEqual(['control.sqlite', 'orgs'])
+    expect(readdirSync(join(replicaDir, 'orgs')).sort()).toEqual(orgIds.map((id) => `${id}.sqlite`).sort())
+
+    const db = openTenant(writerDir, orgIds[0]!)
+    writeBulkTickets(db, { count: 50, idPrefix: 'later' })
+    db.close()
+    await restoreUntil(orgIds[0]!, 150)
+  })
+
+  test('an organisation Litestream does not replicate yet: the others restored, it named, exit 1', async () => {
+    const late = writer('org', 'create', '--name', 'Late', '--json').json()
+    // control.sqlite, replicated, now names it; its file is not in Litestream's config.
+    const deadline = Date.now() + 15_000
+    let run: AdminRun
+    do {
+      await Bun.sleep(200)
+      run = onReplica('replica', 'restore', '--from', replicaUrl, '--litestream', LITESTREAM, '--json')
+    } while (!run.stdout.includes(late.id) && Date.now() < deadline)
+    expect(run.status).toBe(1)
+    const round = run.json()
+    expect(round.failed.map((failure: { file: string }) => failure.file)).toEqual([`orgs/${late.id}.sqlite`])
+    expect(round.restored).toContain('control.sqlite')
+    expect(existsSync(tenantFilePath(replicaDir, late.id))).toBe(false)
+  })
+})

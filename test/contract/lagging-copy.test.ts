@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { renameSync } from 'node:fs'
+import { join } from 'node:path'
+import { ControlStore } from '../../src/control/store.ts'
+import { CursorCodec } from '../../src/tickets/cursor.ts'
+import { parseTicketQuery } from '../../src/tickets/query.ts'
+import { tenantFilePath } from '../../src/tenant/paths.ts'
+import { startServer, openTenant, tempDataDir, type TestServer } from '../support/harness.ts'
+import { writeBulkTickets } from '../support/fixtures.ts'
+import { copyDataDirForReplica } from '../support/replica-copy.ts'
+
+/**
+ * A replica's copy lags the writer's file (docs/api.md#errors, copy_behind): a changes token or
+ * a cursor made from a fresher copy is answered 503 with Retry-After on a copy that has not
+ * reached it, never with fewer rows; the copy replaced by a fresher one (atomic rename) is
+ * served from the next request, with no 5xx while it is swapped.
+ */
+
+const RANGE = 'from=2026-01-01&to=2026-01-03'
+let fresh: TestServer
+let lagging: TestServer
+let laggingDir: { dir: string; cleanup: () => void }
+let orgId: string
+let apiToken: string
+
+beforeAll(async () => {
+  fresh = await startServer({ rateLimitPerMinute: 1_000_000 })
+  const seeded = fresh.seeded({ bulk: { count: 300, start: '2026-01-01', everySeconds: 60 } })
+  orgId = seeded.org.id
+  apiToken = seeded.token
+  // The replica's copy is taken now; the writer goes on writing into the same history.
+  laggingDir = tempDataDir()
+  copyDataDirForReplica(fresh.dataDir, laggingDir.dir)
+  const writer = openTenant(fresh.dataDir, orgId)
+  writeBulkTickets(writer, { count: 300, idPrefix: 'later', start: '2026-01-01T00:00:30Z', everySeconds: 60 })
+  writer.close()
+  lagging = await startServer({ rateLimitPerMinute: 1_000_000 }, { dataDir: laggingDir.dir })
+})
+
+afterAll(async () => {
+  await lagging?.close()
+  await fresh?.close()
+  laggingDir?.cleanup()
+})
+
+async function expectCopyBehind(response: Response) {
+  expect(response.status).toBe(503)
+  expect(response.headers.get('retry-after')).toBe('1')
+  const body = (await response.json()) as { error: string; message: string }
+  expect(body.error).toBe('copy_behind')
+  expect(body.message).toMatch(/has not yet reached.*retry after Retry-After/)
+}
+
+async function firstPage(server: TestServer, query = RANGE) {
+  const response = await server.get(`/v1/tickets?${query}&limit=100`, apiToken)
+  expect(response.status).toBe(200)
+  const page = (await response.json()) as { items: { id: string }[]; nextCursor: string }
+  return { page, token: response.headers.get('x-changes-token')! }
+}
+
+/** Replaces the lagging copy's tenant file with a fresh copy, as the restore does: a new file, renamed over. */
+let refreshes = 0
+function refreshLaggingCopy(): void {
+  const staged = join(laggingDir.dir, `staged-${++refreshes}`)
+  copyDataDirForReplica(fresh.dataDir, staged)
+  renameSync(join(staged, 'orgs', `${orgId}.sqlite`), tenantFilePath(laggingDir.dir, orgId))
+}
+
+describe('a copy that lags', () => {
+  test('a changes token of a later point of the same history: 503 copy_behind on both operations', async () => {
+    const { token } = await firstPage(fresh)
+    for (const path of [`/v1/tickets?${RANGE}`, `/v1/exports/tickets.csv?${RANGE}`]) {
+      await expectCopyBehind(await lagging.get(`${path}&changedAfter=${encodeURIComponent(token)}`, apiToken))
+    }
+  })
+
+  test('a cursor of a page read on a fresher copy: 503 copy_behind, not a short page', async () => {
+    const { page } = await firstPage(fresh)
+    await expectCopyBehind(await lagging.get(`/v1/tickets?${RANGE}&limit=100&cursor=${encodeURIComponent(page.nextCursor)}`, apiToken))
+    // The lagging copy's own cursors still walk it.
+    const own = await firstPage(lagging)
+    expect((await lagging.get(`/v1/tickets?${RANGE}&cursor=${encodeURIComponent(own.page.nextCursor)}`, apiToken)).status).toBe(200)
+  })
+
+  test('a cursor made before cursors carried the point (two fields) is still accepted', async () => {
+    const store = new ControlStore(laggingDir.dir)
+    const codec = new CursorCodec(store.cursorSigningKey())
+    store.close()
+    const query = parseTicketQuery(new URLSearchParams(RANGE), 'page')
+    const old = codec.encode(orgId, query, { createdAt: '2026-01-01T00:10:00.000Z', id: 't0000010' })
+    const response = await lagging.get(`/v1/tickets?${RANGE}&cursor=${encodeURIComponent(old)}`, apiToken)
+    expect(response.status).toBe(200)
+    expect(((await response.json()) as { items: { id: string }[] }).items[0]!.id).toBe('t0000011')
+  })
+
+  test('replaced by a fresher copy: served from the next request, no 5xx while swapping, then equal to the fresh one', async () => {
+    const { token: behindToken } = await firstPage(lagging)
+    let swapping = true
+    const statuses: number[] = []
+    const load = (async () => {
+      while (swapping) {
+        const response = await lagging.get(`/v1/tickets?${RANGE}&limit=500&changedAfter=${encodeURIComponent(behindToken)}`, apiToken)
+        await response.arrayBuffer()
+        statuses.push(response.status)
+      }
+    })()
+    try {
+      for (let i = 0; i < 5; i++) {
+        refreshLaggingCopy()
+        await Bun.sleep(20)
+      }
+    } finally {
+      swapping = false
+      await load
+    }
+    expect(statuses.length).toBeGreaterThan(5)
+    expect(statuses.filter((status) => status !== 200)).toEqual([])
+
+    const { token, page } = await firstPage(fresh)
+    expect((await lagging.get(`/v1/tickets?${RANGE}&limit=100&cursor=${encodeURIComponent(page.nextCursor)}`, apiToken)).status).toBe(200)
+    const walked: string[] = []
+    let cursor: string | null = null
+    do {
+      const response = await lagging.get(`/v1/tickets?${RANGE}&limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, apiToken)
+      expect(response.status).toBe(200)
+      const body = (await response.json()) as { items: { id: string }[]; nextCursor: string | null }
+      walked.push(...body.items.map((item) => item.id))
+      cursor = body.nextCursor
+    } while (cursor)
+    expect(walked).toHaveLength(600)
+    expect((await lagging.get(`/v1/tickets?${RANGE}&changedAfter=${encodeURIComponent(token)}`, apiToken)).status).toBe(200)
+    const tenant = new Database(tenantFilePath(laggingDir.dir, orgId), { readonly: true })
+    expect((tenant.query('SELECT count(*) AS n FROM tickets').get() as { n: number }).n).toBe(600)
+    tenant.close()
+  })
+})
