@@ -5,6 +5,8 @@ import { createSampleOrganisationIfEmpty, sampleInstructions } from './bootstrap
 import { assertPortFree, isAddressInUse, PortInUseError } from './http/port-in-use.ts'
 import { ControlStore } from './control/store.ts'
 import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/workers.ts'
+import { announceListening } from './server/worker-messages.ts'
+import { HANDOVER_MS } from './server/drain.ts'
 import { shownUrl } from './server/shown-url.ts'
 import { parentMetrics, serverMetrics } from './metrics/setup.ts'
 
@@ -25,7 +27,7 @@ try {
 }
 const worker = workerIndex()
 // Before the data directory is touched: a second server on a taken port changes nothing. A
-// worker of WORKERS=N does not check: its parent did, and its siblings hold the port by now.
+// worker does not check: its supervisor did, and its siblings hold the port by now.
 const port =
   worker !== undefined
     ? config.port
@@ -35,7 +37,8 @@ const port =
       })
 
 const sink = stdoutSink()
-const logger = createLogger(config.logLevel, sink.write)
+// Every line a worker writes names it.
+const logger = createLogger(config.logLevel, sink.write, worker === undefined ? {} : { worker })
 const urlOf = (port: number) => shownUrl(config.host, port)
 
 /** METRICS_PORT taken: refused like PORT, before the data directory is touched. */
@@ -48,8 +51,9 @@ function listenForMetrics(listen: () => unknown): void {
   }
 }
 
-if (config.workers > 1 && worker === undefined) {
-  // The parent of WORKERS=N serves nothing itself (src/server/workers.ts), only the metrics of all.
+if (worker === undefined) {
+  // The process started serves nothing itself: it supervises WORKERS workers (one by default),
+  // which a SIGHUP replaces one by one (src/server/workers.ts), and serves the metrics of all.
   const metrics = parentMetrics(config, logger)
   if (metrics) listenForMetrics(metrics.listen)
   await superviseWorkers({
@@ -59,6 +63,7 @@ if (config.workers > 1 && worker === undefined) {
     entry: import.meta.path,
     flush: sink.flush,
     channel: metrics?.channel,
+    restarted: metrics?.workerRestarted,
     beforeStart: (port) => {
       // Once, here, rather than raced by N workers on an empty data directory.
       const store = new ControlStore(config.dataDir)
@@ -68,23 +73,24 @@ if (config.workers > 1 && worker === undefined) {
     },
   })
 }
+// A worker from here on.
 const metrics = serverMetrics(config, logger, worker)
-listenForMetrics(metrics.listen)
 const app = createApp({ config, logger, metrics: metrics.recorder })
-const sample = worker === undefined ? createSampleOrganisationIfEmpty(app.store, Date.now()) : null
 let server
 try {
-  // A worker shares the port its parent checked with the other workers.
-  server = app.listen(config.port, { reusePort: worker !== undefined })
+  // The port its supervisor checked, shared with the other workers and, during a rolling
+  // restart, with the worker this one replaces.
+  server = app.listen(config.port, { reusePort: true })
 } catch (error) {
-  // Another process took the port since the probe above.
   if (!isAddressInUse(error)) throw error
   refuseToStart(new PortInUseError(config.host, config.port).message)
 }
-const baseUrl = urlOf(server.port ?? config.port)
-logger.info('listening', { url: baseUrl, ...(worker === undefined ? {} : { worker, pid: process.pid }) })
-if (worker !== undefined) stopWhenOrphaned(() => process.kill(process.pid, 'SIGTERM'))
-if (sample) process.stderr.write(sampleInstructions(sample, baseUrl, Date.now()))
+logger.info('listening', { url: urlOf(server.port ?? config.port), pid: process.pid })
+announceListening()
+stopWhenOrphaned(() => process.kill(process.pid, 'SIGTERM'))
+// SIGHUP is the supervisor's (a rolling restart replaces this worker); sent here too, to a whole
+// cgroup say, it would otherwise kill the worker at once.
+process.on('SIGHUP', () => {})
 
 let stopping = false
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -96,7 +102,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     }
     stopping = true
     logger.info('shutdown_started', { signal, inFlight: app.inFlight(), drainMs: config.shutdownDrainMs })
-    app.close().then(
+    app.close(config.shutdownDrainMs, { handoverMs: HANDOVER_MS }).then(
       () => {
         logger.info('shutdown_complete')
         sink.flush()

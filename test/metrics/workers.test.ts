@@ -87,7 +87,20 @@ describe.skipIf(!available)('metrics of WORKERS=2', () => {
 
     const statuses = await Promise.all(Array.from({ length: 6 }, () => get('/v1/queues', token)))
     expect(statuses).toEqual(Array(6).fill(200))
-    const after = requestCounts(await scrape())
-    expect(after['queues 200']).toBe(before['queues 200']! + 6)
+    const after = await scrape()
+    expect(requestCounts(after)['queues 200']).toBe(before['queues 200']! + 6)
+    // The supervisor counts the restart (a crash loop alerts on it: deploy/prometheus/alerts.yml).
+    expect(valueOf(after, 'queue_api_worker_restarts_total')).toBe(1)
+  }, 30_000)
+
+  test('a rolling restart (SIGHUP) replaces both workers: the totals stay, and it is no restart', async () => {
+    const before = requestCounts(await scrape())
+    const reloads = (server.output().match(/"event":"reload_complete"/g) ?? []).length
+    server.process.kill('SIGHUP')
+    await eventually(() => (server.output().match(/"event":"reload_complete"/g) ?? []).length > reloads, 15_000, 'the rolling restart')
+    await eventually(() => (server.output().match(/"event":"worker_stopped"/g) ?? []).length === 2, 15_000, 'the old workers to exit')
+    const samples = await scrape()
+    expect(requestCounts(samples)).toEqual(before)
+    expect(valueOf(samples, 'queue_api_worker_restarts_total')).toBe(1)
   }, 30_000)
 })
