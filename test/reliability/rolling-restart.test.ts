@@ -10,7 +10,7 @@ import { startServerProcess } from '../support/server-process.ts'
 import { RawHttpClient, eventually, eventuallyAsync } from '../support/raw-http.ts'
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
 import { freePort } from '../support/free-port.ts'
-import { alive, childrenOf, listeners } from '../support/processes.ts'
+import { alive, childrenOf, listeners, processGroupOf } from '../support/processes.ts'
 import { failedCount, startLoad } from '../../bench/restart-load.ts'
 
 /**
@@ -132,6 +132,45 @@ describe('SIGHUP: a rolling restart', () => {
       expect(await server.stop()).toBe(0)
     }
   }, 60_000)
+})
+
+describe('signals meant for the supervisor', () => {
+  test('a SIGHUP sent to a worker itself leaves it serving', async () => {
+    const server = await startServerProcess({ DATA_DIR: dataDir })
+    try {
+      const [worker] = childrenOf(server.process.pid)
+      process.kill(worker!, 'SIGHUP')
+      await Bun.sleep(300)
+      expect(alive(worker!)).toBe(true)
+      expect(await healthy(server.base)).toBe(true)
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  }, 30_000)
+
+  test("Ctrl-C in a terminal (SIGINT to the whole process group) drains each worker once and exits 0, not as a forced stop", async () => {
+    const port = await freePort()
+    // A process group of its own, as a shell gives the command it runs in the foreground.
+    const child = Bun.spawn([process.execPath, 'src/main.ts'], {
+      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      detached: true,
+    })
+    const output = new Response(child.stdout).text()
+    await eventuallyAsync(() => healthy(`http://127.0.0.1:${port}`), 15_000, 'the server to answer')
+    // The worker is outside the group the terminal signals: only its supervisor passes the stop
+    // on, once (a worker that got it from both would take the second for a forced stop).
+    const [worker] = childrenOf(child.pid)
+    expect(processGroupOf(child.pid)).toBe(child.pid)
+    expect(processGroupOf(worker!)).not.toBe(child.pid)
+    process.kill(-child.pid, 'SIGINT')
+    expect(await child.exited).toBe(0)
+    const log = await output
+    expect(log).toContain('"event":"shutdown_complete","workers":1,"clean":true')
+    expect(log).not.toContain('shutdown_forced')
+  }, 30_000)
 })
 
 describe.skipIf(!available)('WORKERS=2 on Redis at LOG_LEVEL=error', () => {

@@ -39,3 +39,9 @@ export function alive(pid: number): boolean {
     return false
   }
 }
+
+/** The process group of `pid` (the fifth field of /proc/<pid>/stat, after the command in parentheses). */
+export function processGroupOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2])
+}
