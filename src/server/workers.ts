@@ -166,6 +166,7 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
         if (stopping) return
         const replacement = spawn(index, false)
         if (!(await replacement.listening)) {
+          if (stopping) return // ended by the shutdown, not by a failure of its own
           logger.error('reload_failed', { worker: index, pid: replacement.child.pid, code: replacement.child.exitCode, signal: replacement.child.signalCode })
           return
         }
@@ -189,10 +190,12 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
     }
   }
 
+  /** Signals every live worker and resolves, once all have exited, with those that had listened (a replacement still starting has nothing to drain). */
   const stopAll = async (signal: NodeJS.Signals) => {
-    const children = [...live].map((worker) => worker.child)
-    for (const child of children) child.kill(signal)
-    return Promise.all(children.map((child) => child.exited))
+    const workers = [...live]
+    for (const { child } of workers) child.kill(signal)
+    await Promise.all(workers.map(({ child }) => child.exited))
+    return workers.filter((worker) => worker.listened)
   }
 
   const exit = (code: number): never => {
@@ -210,9 +213,9 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
       }
       stopping = true
       logger.info('shutdown_started', { signal, workers: live.size, drainMs: config.shutdownDrainMs })
-      void stopAll(signal).then((codes) => {
-        const clean = codes.every((code) => code === 0)
-        logger.info('shutdown_complete', { workers: codes.length, clean })
+      void stopAll(signal).then((drained) => {
+        const clean = drained.every(({ child }) => child.exitCode === 0)
+        logger.info('shutdown_complete', { workers: drained.length, clean })
         exit(clean ? 0 : 1)
       })
     })
