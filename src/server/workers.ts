@@ -103,8 +103,7 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
         if (isListeningMessage(message)) {
           worker.listened = true
           heard(true)
-        }
-        else channel?.received(child.pid, message)
+        } else channel?.received(child.pid, message)
       },
     })
     const worker: Worker = { index, child, startedAt: Date.now(), adopted, retiring: false, listening, listened: false }
