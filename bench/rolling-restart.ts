@@ -15,14 +15,18 @@ import { startRedis } from '../test/support/redis-server.ts'
 import { failedCount, startLoad } from './restart-load.ts'
 import { tcpMigrateReq } from '../src/server/tcp-migrate.ts'
 
-const { values } = parseArgs({ options: { workers: { type: 'string', default: '1' }, seconds: { type: 'string', default: '10' }, reloads: { type: 'string', default: '3' } } })
-const workers = Number(values.workers)
-const seconds = Number(values.seconds)
-const reloads = Number(values.reloads)
-if (![workers, seconds, reloads].every((n) => Number.isInteger(n) && n >= 1) || seconds > 120) {
-  process.stderr.write('--workers, --seconds (at most 120) and --reloads take whole numbers of at least 1\n')
+const USAGE = 'usage: bun bench/rolling-restart.ts [--workers N] [--seconds S (at most 120)] [--reloads R], whole numbers of at least 1'
+const [workers, seconds, reloads] = (() => {
+  try {
+    const { values } = parseArgs({ options: { workers: { type: 'string', default: '1' }, seconds: { type: 'string', default: '10' }, reloads: { type: 'string', default: '3' } } })
+    const numbers = [values.workers, values.seconds, values.reloads].map(Number)
+    if (numbers.every((n) => Number.isInteger(n) && n >= 1) && numbers[1]! <= 120) return numbers as [number, number, number]
+  } catch {
+    // an unknown option or a missing value: the usage below
+  }
+  process.stderr.write(`${USAGE}\n`)
   process.exit(2)
-}
+})()
 
 const dataDir = mkdtempSync(join(tmpdir(), 'qa-api-restart-'))
 const redis = workers > 1 ? await startRedis() : undefined
