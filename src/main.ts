@@ -4,7 +4,7 @@ import { createApp } from './app.ts'
 import { createSampleOrganisationIfEmpty, sampleInstructions } from './bootstrap.ts'
 import { assertPortFree, isAddressInUse, PortInUseError } from './http/port-in-use.ts'
 import { ControlStore } from './control/store.ts'
-import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/workers.ts'
+import { stopWhenOrphaned, superviseWorkers, supervisorPid, workerIndex } from './server/workers.ts'
 import { announceListening } from './server/worker-messages.ts'
 import { HANDOVER_MS } from './server/drain.ts'
 import { shownUrl } from './server/shown-url.ts'
@@ -87,7 +87,6 @@ try {
 }
 logger.info('listening', { url: urlOf(server.port ?? config.port), pid: process.pid })
 announceListening()
-stopWhenOrphaned(() => process.kill(process.pid, 'SIGTERM'))
 // SIGHUP is the supervisor's (a rolling restart replaces this worker); sent here too, to a whole
 // cgroup say, it would otherwise kill the worker at once.
 process.on('SIGHUP', () => {})
@@ -115,3 +114,5 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     )
   })
 }
+// After the handlers above: a worker orphaned already drains as on SIGTERM.
+stopWhenOrphaned(supervisorPid() ?? process.ppid, () => process.kill(process.pid, 'SIGTERM'))

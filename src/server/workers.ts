@@ -17,11 +17,21 @@ import { tcpMigrateReq } from './tcp-migrate.ts'
  */
 
 const WORKER_FLAG = '--worker='
+const SUPERVISOR_FLAG = '--supervisor='
+
+const flagValue = (argv: readonly string[], flag: string) => {
+  const arg = argv.find((candidate) => candidate.startsWith(flag))
+  return arg === undefined ? undefined : Number(arg.slice(flag.length))
+}
 
 /** The index of this process among the workers, or undefined in the supervisor. */
 export function workerIndex(argv: readonly string[] = process.argv): number | undefined {
-  const flag = argv.find((arg) => arg.startsWith(WORKER_FLAG))
-  return flag === undefined ? undefined : Number(flag.slice(WORKER_FLAG.length))
+  return flagValue(argv, WORKER_FLAG)
+}
+
+/** In a worker: the pid of the supervisor that started it. */
+export function supervisorPid(argv: readonly string[] = process.argv): number | undefined {
+  return flagValue(argv, SUPERVISOR_FLAG)
 }
 
 export interface SupervisorOptions {
@@ -90,7 +100,7 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
   const spawn = (index: number, adopted: boolean): Worker => {
     let heard = (_listening: boolean) => {}
     const listening = new Promise<boolean>((resolve) => (heard = resolve))
-    const child = Bun.spawn([process.execPath, options.entry, `${WORKER_FLAG}${index}`], {
+    const child = Bun.spawn([process.execPath, options.entry, `${WORKER_FLAG}${index}`, `${SUPERVISOR_FLAG}${process.pid}`], {
       env: { ...process.env, PORT: String(port) },
       stdin: 'ignore',
       stdout: 'pipe',
@@ -238,16 +248,19 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
 }
 
 /**
- * In a worker: when the parent is gone (killed without passing a signal on), the worker is
- * adopted by another process; it then shuts down as on SIGTERM instead of serving on unwatched.
+ * In a worker: when its supervisor (`parent`, the pid it was given) is gone, killed without
+ * passing a signal on, the worker has been adopted by another process; it then shuts down as on
+ * SIGTERM instead of serving on unwatched. The pid comes from the supervisor rather than from
+ * process.ppid at this call, which a supervisor killed while the worker started would have
+ * already changed.
  */
-export function stopWhenOrphaned(onOrphaned: () => void, everyMs = 1000): void {
-  const parent = process.ppid
-  const timer = setInterval(() => {
-    if (process.ppid !== parent) {
-      clearInterval(timer)
-      onOrphaned()
-    }
-  }, everyMs)
+export function stopWhenOrphaned(parent: number, onOrphaned: () => void, everyMs = 1000): void {
+  const check = () => {
+    if (process.ppid === parent) return
+    clearInterval(timer)
+    onOrphaned()
+  }
+  const timer = setInterval(check, everyMs)
   timer.unref()
+  check()
 }

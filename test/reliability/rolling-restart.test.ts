@@ -164,6 +164,25 @@ describe('signals meant for the supervisor', () => {
     }
   }, 30_000)
 
+  test('a worker whose supervisor is killed while the worker is still starting stops by itself once started', async () => {
+    const port = await freePort()
+    const child = Bun.spawn([process.execPath, 'src/main.ts'], {
+      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'error' },
+      stdin: 'ignore',
+      stdout: 'ignore',
+      stderr: 'ignore',
+    })
+    await eventually(() => childrenOf(child.pid).length === 1, 10_000, 'the worker to be started')
+    const [worker] = childrenOf(child.pid)
+    child.kill('SIGKILL') // before the worker listens: it is adopted by another process before it can note its parent
+    await child.exited
+    try {
+      await eventually(() => !alive(worker!), 15_000, 'the orphaned worker to stop')
+    } finally {
+      if (alive(worker!)) process.kill(worker!, 'SIGKILL')
+    }
+  }, 30_000)
+
   test("Ctrl-C in a terminal (SIGINT to the whole process group) drains each worker once and exits 0, not as a forced stop", async () => {
     const port = await freePort()
     // A process group of its own, as a shell gives the command it runs in the foreground.
