@@ -26,7 +26,10 @@ export function track<T extends { kill(signal?: number | NodeJS.Signals): void }
 
 export interface ServerHandle {
   base: string
+  /** The process that serves: worker 0 of the service's supervisor, or the process started when it supervises none. */
   pid: number
+  /** Every process of the service (the supervisor and its worker): whose CPU a request costs. */
+  pids: number[]
   logPath: string
   stop(): Promise<void>
 }
@@ -45,8 +48,13 @@ export async function startServer(dataDir: string, env: Record<string, string>, 
   )
   const deadline = Date.now() + 20_000
   for (;;) {
-    const match = /"event":"listening","url":"([^"]+)"/.exec(readFileSync(logPath, 'utf8'))
-    if (match) return { base: match[1]!, pid: proc.pid, logPath, stop: async () => { proc.kill('SIGTERM'); await proc.exited } }
+    const log = readFileSync(logPath, 'utf8')
+    const match = /"event":"listening","url":"([^"]+)"/.exec(log)
+    if (match) {
+      const worker = /"event":"worker_started","worker":0,"pid":(\d+)/.exec(log)
+      const pid = worker ? Number(worker[1]) : proc.pid
+      return { base: match[1]!, pid, pids: [...new Set([proc.pid, pid])], logPath, stop: async () => { proc.kill('SIGTERM'); await proc.exited } }
+    }
     if (Date.now() > deadline) throw new Error(`${name} did not start`)
     await Bun.sleep(20)
   }
@@ -54,17 +62,17 @@ export async function startServer(dataDir: string, env: Record<string, string>, 
 
 /**
  * The processes of a service started with WORKERS=`workers` (bench/run.ts's startService): the
- * parent alone for one, or the parent and each worker once every worker listens.
+ * supervisor and each worker once every worker listens.
  */
 export async function serviceProcesses(server: ServerHandle, workers: number): Promise<number[]> {
-  if (workers <= 1) return [server.pid]
+  if (workers <= 1) return server.pids
   const deadline = Date.now() + 20_000
   while (!readFileSync(server.logPath, 'utf8').includes(`"workers":${workers}}`)) {
     if (Date.now() > deadline) throw new Error(`${server.logPath}: the workers did not all listen`)
     await Bun.sleep(20)
   }
   const started = readFileSync(server.logPath, 'utf8').matchAll(/"event":"worker_started","worker":\d+,"pid":(\d+)/g)
-  return [server.pid, ...[...started].map((match) => Number(match[1]))]
+  return [...new Set([...server.pids, ...[...started].map((match) => Number(match[1]))])]
 }
 
 /** Lets every thread of these processes run on `cores` only (taskset's list: "0", "0,1"); nothing to do on one core. */
@@ -83,6 +91,8 @@ export { startRedis, type RedisServer } from '../test/support/redis-server.ts'
 export interface BaselineHandle {
   base: string
   pid: number
+  /** Its one process, as ServerHandle's `pids`. */
+  pids: number[]
   stop(): Promise<void>
 }
 
@@ -91,7 +101,7 @@ export async function startBaseline(file: string): Promise<BaselineHandle> {
   const proc = track(Bun.spawn([...SERVER_CORE, process.execPath, 'bench/baseline-server.ts', file], { cwd: ROOT, stdout: 'pipe' }))
   const reader = proc.stdout.getReader()
   const port = new TextDecoder().decode((await reader.read()).value).trim()
-  return { base: `http://127.0.0.1:${port}`, pid: proc.pid, stop: async () => { proc.kill(); await proc.exited } }
+  return { base: `http://127.0.0.1:${port}`, pid: proc.pid, pids: [proc.pid], stop: async () => { proc.kill(); await proc.exited } }
 }
 
 /** Resident memory of a process, in bytes. */

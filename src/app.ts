@@ -25,6 +25,7 @@ import { exportHandler } from './export/handler.ts'
 import { noMetrics, type MetricsRecorder } from './metrics/recorder.ts'
 import { metricsObserver } from './metrics/observer.ts'
 import { DEFAULT_IDLE_TIMEOUT_SECONDS, serverIdleTimeout } from './http/idle-timeout.ts'
+import { drainable } from './server/drain.ts'
 
 export interface AppDeps {
   config: Config
@@ -61,8 +62,12 @@ export interface App {
    * (Bun's idle timeout, default 10) is for tests that must outlast it without waiting 10 s.
    */
   listen(port?: number, options?: { reusePort?: boolean; idleTimeoutSeconds?: number }): Server<undefined>
-  /** Stops accepting, waits up to `drainMs` for in-flight requests and exports, then closes everything. */
-  close(drainMs?: number): Promise<void>
+  /**
+   * Drains (server/drain.ts: `Connection: close` on every answer, still accepting for
+   * `handoverMs`, default 0), waits up to `drainMs` for in-flight requests and exports, then
+   * closes everything.
+   */
+  close(drainMs?: number, options?: { handoverMs?: number }): Promise<void>
   readonly store: ControlStore
   readonly pool: TenantPool
   readonly limits: Limits
@@ -98,6 +103,8 @@ export function createApp(deps: AppDeps): App {
   const stopProbe = probeLimits(gate, deps.limitsProbeEveryMs)
 
   let server: Server<undefined> | undefined
+  // Aborted when the shutdown's drain ends with exports still running: they end as `shutdown`.
+  const shutdown = new AbortController()
   let idleTimeoutSeconds = DEFAULT_IDLE_TIMEOUT_SECONDS
   const observers = [accessLog(logger), ...(deps.metrics ? [metricsObserver(deps.metrics)] : []), ...(deps.observers ?? [])]
   const pipeline = createPipeline({
@@ -119,6 +126,7 @@ export function createApp(deps: AppDeps): App {
           idleTimeout: serverIdleTimeout(() => server, () => idleTimeoutSeconds),
           logger,
           metrics,
+          shutdown: shutdown.signal,
         }),
         exportSlots: limits.exportSlots,
       },
@@ -126,6 +134,7 @@ export function createApp(deps: AppDeps): App {
   })
 
   const inFlight = () => pipeline.active()
+  const served = drainable()
 
   return {
     fetch: pipeline.fetch,
@@ -142,8 +151,9 @@ export function createApp(deps: AppDeps): App {
         port,
         hostname: config.host,
         // Matched on the request target as sent; anything else, whatever it resolves to, is unknown.
-        routes: pipeline.serveRoutes,
-        fetch: pipeline.unrouted,
+        // Each answer goes through the drain, which adds `Connection: close` once it has begun.
+        routes: Object.fromEntries(Object.entries(pipeline.serveRoutes).map(([path, answer]) => [path, served.wrap(answer)])),
+        fetch: served.wrap(pipeline.unrouted),
         // The pipeline answers every request itself; this is only the net under it.
         error: (error) => lastResortResponse(error, logger),
         development: false,
@@ -155,13 +165,8 @@ export function createApp(deps: AppDeps): App {
       })
       return server
     },
-    async close(drainMs = config.shutdownDrainMs) {
-      if (server) {
-        void server.stop(false) // stop accepting; in-flight requests go on
-        const deadline = Date.now() + drainMs
-        while (inFlight() > 0 && Date.now() < deadline) await Bun.sleep(20)
-        await server.stop(true)
-      }
+    async close(drainMs = config.shutdownDrainMs, { handoverMs = 0 } = {}) {
+      if (server) await served.drain(server, { drainMs, handoverMs, inFlight, onDeadline: () => shutdown.abort() })
       lastUsed.stop()
       await stopProbe()
       await Promise.allSettled([limits.limiter.close(), limits.quota.close()])

@@ -17,12 +17,15 @@ const MAY_HOLD_TOKEN = /svc_|%/i
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
 
-/** A logger writing JSON lines to `write` at `level` and above. */
-export function createLogger(level: LogLevel, write: (line: string, level: LogLevel) => void): Logger {
+/**
+ * A logger writing JSON lines to `write` at `level` and above; `every` are fields of every line,
+ * before the event (a worker's index, so that each line says which process wrote it).
+ */
+export function createLogger(level: LogLevel, write: (line: string, level: LogLevel) => void, every: Record<string, unknown> = {}): Logger {
   const threshold = RANK[level]
   const emit = (lvl: LogLevel) => (event: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < threshold) return
-    const record = { time: new Date().toISOString(), level: lvl, event, ...fields }
+    const record = { time: new Date().toISOString(), level: lvl, ...every, event, ...fields }
     let line = JSON.stringify(record)
     // Text a client chose (a path, a query, a header, an error message quoting them) can hold a
     // token. Checking the finished line is cheap; only a line that may hold one is written again

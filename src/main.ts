@@ -4,7 +4,9 @@ import { createApp } from './app.ts'
 import { createSampleOrganisationIfEmpty, sampleInstructions } from './bootstrap.ts'
 import { assertPortFree, isAddressInUse, PortInUseError } from './http/port-in-use.ts'
 import { ControlStore, ControlStoreError } from './control/store.ts'
-import { stopWhenOrphaned, superviseWorkers, workerIndex } from './server/workers.ts'
+import { stopWhenOrphaned, superviseWorkers, supervisorPid, workerIndex } from './server/workers.ts'
+import { announceListening } from './server/worker-messages.ts'
+import { HANDOVER_MS } from './server/drain.ts'
 import { shownUrl } from './server/shown-url.ts'
 import { parentMetrics, serverMetrics } from './metrics/setup.ts'
 import { IN_COMPILED_FILE } from './web/served-files.ts'
@@ -28,7 +30,7 @@ try {
 }
 const worker = workerIndex()
 // Before the data directory is touched: a second server on a taken port changes nothing. A
-// worker of WORKERS=N does not check: its parent did, and its siblings hold the port by now.
+// worker does not check: its supervisor did, and its siblings hold the port by now.
 const port =
   worker !== undefined
     ? config.port
@@ -58,7 +60,8 @@ function openingDataDir<T>(open: () => T): T {
 }
 
 const sink = stdoutSink()
-const logger = createLogger(config.logLevel, sink.write)
+// Every line a worker writes names it.
+const logger = createLogger(config.logLevel, sink.write, worker === undefined ? {} : { worker })
 const urlOf = (port: number) => shownUrl(config.host, port)
 
 /** METRICS_PORT taken: refused like PORT, before the data directory is touched. */
@@ -71,8 +74,9 @@ function listenForMetrics(listen: () => unknown): void {
   }
 }
 
-if (config.workers > 1 && worker === undefined) {
-  // The parent of WORKERS=N serves nothing itself (src/server/workers.ts), only the metrics of all.
+if (worker === undefined) {
+  // The process started serves nothing itself: it supervises WORKERS workers (one by default),
+  // which a SIGHUP replaces one by one (src/server/workers.ts), and serves the metrics of all.
   const metrics = parentMetrics(config, logger)
   if (metrics) listenForMetrics(metrics.listen)
   await superviseWorkers({
@@ -83,6 +87,7 @@ if (config.workers > 1 && worker === undefined) {
     entry: IN_COMPILED_FILE ? 'serve' : import.meta.path,
     flush: sink.flush,
     channel: metrics?.channel,
+    restarted: metrics?.workerRestarted,
     beforeStart: (port) => {
       // Once, here, rather than raced by N workers on an empty data directory.
       const store = openingDataDir(() => new ControlStore(config.dataDir, { readOnly: config.readOnly }))
@@ -93,25 +98,23 @@ if (config.workers > 1 && worker === undefined) {
     },
   })
 }
+// A worker from here on.
 const metrics = serverMetrics(config, logger, worker)
-listenForMetrics(metrics.listen)
 const app = openingDataDir(() => createApp({ config, logger, metrics: metrics.recorder }))
-const sample = worker === undefined ? createSampleOrganisationIfEmpty(app.store, Date.now()) : null
-// Once per service: by the lone server here, by the parent of WORKERS=N before its workers start.
-if (worker === undefined) logSchemaCensus(logger, takeSchemaCensus(config.dataDir, app.store.listOrganisations()))
 let server
 try {
-  // A worker shares the port its parent checked with the other workers.
-  server = app.listen(config.port, { reusePort: worker !== undefined })
+  // The port its supervisor checked, shared with the other workers and, during a rolling
+  // restart, with the worker this one replaces.
+  server = app.listen(config.port, { reusePort: true })
 } catch (error) {
-  // Another process took the port since the probe above.
   if (!isAddressInUse(error)) throw error
   refuseToStart(new PortInUseError(config.host, config.port).message)
 }
-const baseUrl = urlOf(server.port ?? config.port)
-logger.info('listening', { url: baseUrl, ...(worker === undefined ? {} : { worker, pid: process.pid }) })
-if (worker !== undefined) stopWhenOrphaned(() => process.kill(process.pid, 'SIGTERM'))
-if (sample) process.stderr.write(sampleInstructions(sample, baseUrl, Date.now()))
+logger.info('listening', { url: urlOf(server.port ?? config.port), pid: process.pid })
+announceListening()
+// SIGHUP is the supervisor's (a rolling restart replaces this worker); sent here too, to a whole
+// cgroup say, it would otherwise kill the worker at once.
+process.on('SIGHUP', () => {})
 
 let stopping = false
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -123,7 +126,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     }
     stopping = true
     logger.info('shutdown_started', { signal, inFlight: app.inFlight(), drainMs: config.shutdownDrainMs })
-    app.close().then(
+    app.close(config.shutdownDrainMs, { handoverMs: HANDOVER_MS }).then(
       () => {
         logger.info('shutdown_complete')
         sink.flush()
@@ -136,3 +139,5 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     )
   })
 }
+// After the handlers above: a worker orphaned already drains as on SIGTERM.
+stopWhenOrphaned(supervisorPid() ?? process.ppid, () => process.kill(process.pid, 'SIGTERM'))

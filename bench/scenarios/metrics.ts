@@ -24,7 +24,7 @@ export const metrics: Scenario = {
       if (!metricsUrl) throw new Error('the metered service did not log its metrics URL')
       const token = big.bigTokens[0]!
       const paths = cursorPaths(big).ours
-      const measure = (target: ServerHandle) => withServerCpu(target.pid, () => load(target.base, paths, [token], 32, settings.pairSeconds))
+      const measure = (target: ServerHandle) => withServerCpu(target.pids, () => load(target.base, paths, [token], 32, settings.pairSeconds))
       let counted = 0
       const scrapedPages = async () => {
         const text = await (await fetch(metricsUrl)).text()

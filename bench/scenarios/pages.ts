@@ -22,8 +22,8 @@ export const pages: Scenario = {
     // One client: the sequential timed client (sub-millisecond resolution); 32: autocannon.
     const measure = (base: string, list: string[], connections: number, seconds: number) =>
       connections === 1 ? sequential(base, list, token, seconds) : load(base, list, [token], connections, seconds)
-    const measureWithCpu = (target: { base: string; pid: number }, list: string[], connections: number, seconds: number) =>
-      withServerCpu(target.pid, () => measure(target.base, list, connections, seconds))
+    const measureWithCpu = (target: { base: string; pids: number[] }, list: string[], connections: number, seconds: number) =>
+      withServerCpu(target.pids, () => measure(target.base, list, connections, seconds))
     /** `pairs` back-to-back runs of each server, alternating which goes first (neither always gets the warmer machine). */
     const pairedRuns = async (oursPaths: string[], baselinePaths: string[], connections: number) => {
       await measure(server.base, oursPaths, connections, 1) // warm-up

@@ -30,7 +30,7 @@ export const processEffect: Scenario = {
         for (let k = 0; k < sides.length; k++) {
           const index = (k + round) % sides.length
           const { target, paths: list } = sides[index]!
-          const result = await withServerCpu(target.pid, () => load(target.base, list, [big.bigTokens[0]!], 32, settings.pairSeconds))
+          const result = await withServerCpu(target.pids, () => load(target.base, list, [big.bigTokens[0]!], 32, settings.pairSeconds))
           if (round > 0) runs[index]!.push(result) // round 0 warms all three up and is not kept
         }
       }

@@ -50,7 +50,7 @@ export const redis: Scenario = {
 async function pagesWithRedis({ big, server, report, settings, log, startService }: Bench, redisServer: RedisServer): Promise<void> {
   const paths = cursorPaths(big).ours
   const tokens = big.bigTokens.slice(0, 1000)
-  const embedded: Side = { base: server.base, pids: [server.pid] }
+  const embedded: Side = { base: server.base, pids: server.pids }
   const measure = async (side: Side): Promise<Run> => {
     const redisBefore = cpuOf(redisServer.pid)
     const run = await withServerCpu(side.pids, () => load(side.base, paths, tokens, 32, settings.pairSeconds))

@@ -2,7 +2,8 @@ import type { TenantSnapshot } from '../tenant/snapshot.ts'
 import type { Ticket } from '../contract/schemas.ts'
 import { csvHeader, csvLine } from './csv-format.ts'
 
-export type ExportOutcome = 'complete' | 'cancelled' | 'stalled' | 'failed'
+/** `cancelled`: the client left; `shutdown`: the server's shutdown drain ended before the export did. */
+export type ExportOutcome = 'complete' | 'cancelled' | 'stalled' | 'failed' | 'shutdown'
 
 export interface ExportStreamOptions {
   /**
@@ -25,6 +26,8 @@ export interface ExportStreamOptions {
   onEnd?: (outcome: ExportOutcome, stats: { rows: number; chars: number; error?: unknown }) => void
   /** Told after each chunk is formatted, with its rows and its UTF-8 bytes (the metrics' progress). */
   onChunk?: (rows: number, bytes: number) => void
+  /** Aborted when the server's shutdown drain runs out: the export ends `shutdown` and its response is aborted. */
+  shutdown?: AbortSignal
 }
 
 /** Lets the event loop run I/O (other requests) before the next chunk; see `pull` below. */
@@ -51,7 +54,7 @@ interface DirectController {
  * aborts the response, so the client sees a truncated transfer, never a file that looks complete.
  */
 export function createCsvExportStream(options: ExportStreamOptions): ReadableStream<string> {
-  const { snapshot, select, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd, onChunk } = options
+  const { snapshot, select, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd, onChunk, shutdown } = options
   // A failure here closes the snapshot and throws: 503 for a file that broke, a bug of ours as itself (500).
   snapshot.iterate(select.sql, select.values)
   let next = snapshot.next()
@@ -67,6 +70,7 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
     if (ended) return
     ended = true
     clearInterval(watchdog)
+    shutdown?.removeEventListener('abort', cutByShutdown)
     try {
       snapshot.close()
     } finally {
@@ -87,6 +91,13 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
     Math.max(50, Math.min(1000, stallTimeoutMs / 4)),
   )
   watchdog.unref()
+
+  // Ended here rather than by the server closing the connection, which would read as the client leaving.
+  const cutByShutdown = () => {
+    end('shutdown')
+    controllerRef?.close(new Error('server shutting down'))
+  }
+  shutdown?.addEventListener('abort', cutByShutdown, { once: true })
 
   /** The next ~chunkBytes of CSV: the header first, then whole lines. */
   const nextChunk = (header: boolean): string => {

@@ -23,6 +23,8 @@ export interface ExportDeps {
   logger: Logger
   /** Told when an export starts streaming, each chunk it writes, and when it ends. @default noMetrics */
   metrics?: MetricsRecorder
+  /** Aborted when the server's shutdown drain runs out: exports still streaming end `shutdown`. */
+  shutdown?: AbortSignal
 }
 
 /**
@@ -53,6 +55,7 @@ export function exportHandler(deps: ExportDeps) {
       select,
       demo: caller.demo,
       stallTimeoutMs: deps.stallTimeoutMs,
+      shutdown: deps.shutdown,
       // Counting a chunk's UTF-8 bytes is work of its own: only when metrics are on.
       onChunk: metrics === noMetrics ? undefined : (rows, bytes) => progress?.wrote(rows, bytes),
       onEnd: (outcome, stats) => {

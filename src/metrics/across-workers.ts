@@ -10,10 +10,12 @@ import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type
  * with its registries as JSON, and the parent combines the answers with the aggregator's own
  * `aggregate` (counters and histograms summed, each gauge as its metric says).
  *
- * Two things keep the service's counters from going backwards, which Prometheus would read as a
- * reset (and `rate()` as a burst): a worker that does not answer in time is counted with its
- * last answer, and a worker that exits leaves its last counters and histograms behind, so the
- * one that replaces it adds to them.
+ * Three things keep the service's counters from going backwards, which Prometheus would read as
+ * a reset (and `rate()` as a burst): a worker that does not answer in time is counted with its
+ * last answer; a worker that exits leaves its last counters and histograms behind, so the one
+ * that replaces it adds to them; and a scrape sums, at one instant, the workers still running
+ * and what the exited ones left, so a worker that exits while a scrape waits is counted once.
+ * Workers are known by pid: during a rolling restart two processes hold one index.
  */
 
 type MetricJson = MetricObjectWithValues<MetricValue<string>>
@@ -77,28 +79,29 @@ export class WorkerMetrics {
 
   /**
    * @param options.parentProcess the parent's own process metrics, included in every scrape
+   * @param options.parent the parent's own service metrics (the supervisor's counts), included as they are
    * @param options.answerTimeoutMs how long a scrape waits for a worker before it uses that worker's last answer
    */
-  constructor(private readonly options: { parentProcess?: Registry; answerTimeoutMs?: number } = {}) {}
+  constructor(private readonly options: { parentProcess?: Registry; parent?: Registry; answerTimeoutMs?: number } = {}) {}
 
   /** A worker started; `send` posts a message to it. */
-  opened(index: number, send: (message: unknown) => void): void {
-    this.workers.set(index, { send, waiting: new Map() })
+  opened(pid: number, send: (message: unknown) => void): void {
+    this.workers.set(pid, { send, waiting: new Map() })
   }
 
   /** A message from a worker (anything else than an answer is ignored). */
-  received(index: number, message: unknown): void {
+  received(pid: number, message: unknown): void {
     if (!isScrapeAnswer(message)) return
-    const worker = this.workers.get(index)
+    const worker = this.workers.get(pid)
     if (!worker) return
     worker.last = message.metrics
     worker.waiting.get(message.id)?.()
   }
 
   /** A worker exited: what it counted stays in the service's totals. */
-  closed(index: number): void {
-    const worker = this.workers.get(index)
-    this.workers.delete(index)
+  closed(pid: number): void {
+    const worker = this.workers.get(pid)
+    this.workers.delete(pid)
     for (const done of worker?.waiting.values() ?? []) done()
     if (!worker?.last) return
     const kept = worker.last.filter((metric) => metric.name.startsWith('queue_api_') && ['counter', 'histogram'].includes(String(metric.type)))
@@ -107,18 +110,25 @@ export class WorkerMetrics {
 
   /** Every worker's metrics (each as fresh as it could answer) and the parent's own, as one registry. */
   async collect(): Promise<Registry> {
-    const { parentProcess } = this.options
-    const [own, ...answers] = await Promise.all([parentProcess ? perProcessJson(parentProcess) : [], ...[...this.workers.values()].map((worker) => this.ask(worker))])
-    return AggregatorRegistry.aggregate([...answers, this.retired, own])
+    const { parentProcess, parent } = this.options
+    const [own, supervisor] = await Promise.all([
+      parentProcess ? perProcessJson(parentProcess) : [],
+      parent ? parent.getMetricsAsJSON() : [],
+      ...[...this.workers.values()].map((worker) => this.ask(worker)),
+    ])
+    // Read now, in one go: a worker that exited during the wait is in `retired`, no longer in `workers`.
+    const answers = [...this.workers.values()].map((worker) => worker.last ?? [])
+    return AggregatorRegistry.aggregate([...answers, this.retired, own, supervisor as MetricJson[]])
   }
 
-  private ask(worker: Worker): Promise<MetricJson[]> {
+  /** Asks a worker for its metrics; settles when it answered (its `last` is then fresh), timed out, or exited. */
+  private ask(worker: Worker): Promise<void> {
     const id = this.nextId++
-    return new Promise<MetricJson[]>((resolve) => {
+    return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer)
         worker.waiting.delete(id)
-        resolve(worker.last ?? [])
+        resolve()
       }
       const timer = setTimeout(done, this.options.answerTimeoutMs ?? 1000)
       worker.waiting.set(id, done)

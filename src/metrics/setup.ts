@@ -6,6 +6,7 @@ import { answerScrapesFromParent, WorkerMetrics } from './across-workers.ts'
 import { startMetricsListener } from './listener.ts'
 import { createProcessMetrics } from './process-metrics.ts'
 import { createServiceMetrics } from './prometheus.ts'
+import { createSupervisorMetrics } from './supervisor-metrics.ts'
 import { noMetrics, type MetricsRecorder } from './recorder.ts'
 
 /**
@@ -53,9 +54,13 @@ export function serverMetrics(config: Config, logger: Logger, worker: number | u
   return { recorder: service.recorder, listen: () => listen(config, logger, scrape) }
 }
 
-/** The parent of WORKERS=N: the channel to give the supervisor, and its listener; undefined when metrics are off. */
-export function parentMetrics(config: Config, logger: Logger): { channel: WorkerMetrics; listen(): MetricsListening } | undefined {
+/**
+ * The supervisor: the channel to its workers, what it counts itself, and its listener; undefined
+ * when metrics are off.
+ */
+export function parentMetrics(config: Config, logger: Logger): { channel: WorkerMetrics; workerRestarted(): void; listen(): MetricsListening } | undefined {
   if (config.metricsPort === undefined) return undefined
-  const channel = new WorkerMetrics({ parentProcess: createProcessMetrics('parent') })
-  return { channel, listen: () => listen(config, logger, async () => (await channel.collect()).metrics()) }
+  const supervisor = createSupervisorMetrics()
+  const channel = new WorkerMetrics({ parentProcess: createProcessMetrics('parent'), parent: supervisor.registry })
+  return { channel, workerRestarted: supervisor.workerRestarted, listen: () => listen(config, logger, async () => (await channel.collect()).metrics()) }
 }

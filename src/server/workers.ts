@@ -2,21 +2,36 @@ import type { Subprocess } from 'bun'
 import type { Config } from '../config/config.ts'
 import type { Logger } from '../logger.ts'
 import { shownUrl } from './shown-url.ts'
+import { isListeningMessage } from './worker-messages.ts'
+import { relayLines } from './log-relay.ts'
+import { RestartBackoff } from './restart-backoff.ts'
+import { tcpMigrateReq } from './tcp-migrate.ts'
 
 /**
- * WORKERS=N: the parent process starts N server processes (workers) that share the port
- * (reusePort: the kernel spreads connections over them) and the data directory; the limits are
- * shared through Redis (the configuration refuses N > 1 without REDIS_URL). The parent serves
- * nothing itself: it checks the port, starts the workers, passes their log lines on, restarts
- * a worker that dies, and on SIGTERM/SIGINT lets every worker drain before it exits.
+ * The supervisor: the process you start serves nothing itself. It checks the port, starts
+ * WORKERS server processes (one by default) that share the port (reusePort: the kernel spreads
+ * connections over them) and the data directory, passes their log lines on, restarts a worker
+ * that dies, replaces every worker one by one on SIGHUP (a rolling restart), and on
+ * SIGTERM/SIGINT lets every worker drain before it exits. More than one worker shares the
+ * limits through Redis (the configuration refuses WORKERS > 1 without REDIS_URL).
  */
 
 const WORKER_FLAG = '--worker='
+const SUPERVISOR_FLAG = '--supervisor='
 
-/** The index of this process among the workers, or undefined in the parent or a lone server. */
+const flagValue = (argv: readonly string[], flag: string) => {
+  const arg = argv.find((candidate) => candidate.startsWith(flag))
+  return arg === undefined ? undefined : Number(arg.slice(flag.length))
+}
+
+/** The index of this process among the workers, or undefined in the supervisor. */
 export function workerIndex(argv: readonly string[] = process.argv): number | undefined {
-  const flag = argv.find((arg) => arg.startsWith(WORKER_FLAG))
-  return flag === undefined ? undefined : Number(flag.slice(WORKER_FLAG.length))
+  return flagValue(argv, WORKER_FLAG)
+}
+
+/** In a worker: the pid of the supervisor that started it. */
+export function supervisorPid(argv: readonly string[] = process.argv): number | undefined {
+  return flagValue(argv, SUPERVISOR_FLAG)
 }
 
 export interface SupervisorOptions {
@@ -35,78 +50,161 @@ export interface SupervisorOptions {
   /** Called once with the shared port before the workers start (the first start's sample organisation). */
   beforeStart?: (port: number) => void
   /**
-   * Given: each worker is started with an IPC channel (JSON messages) and the channel is told
-   * when a worker starts (with a way to send to it), what it sends, and when it exits. The
-   * metrics use it to ask every worker for its counts (src/metrics/across-workers.ts).
+   * Told when a worker process starts (with a way to send to it), what it sends, and when it
+   * exits; each process is known by its pid, since during a rolling restart two processes hold
+   * one index. The metrics use it to ask every worker for its counts (src/metrics/across-workers.ts).
    */
   channel?: WorkerChannel
+  /** Told each time a worker that died is started again (not a rolling restart's replacement). */
+  restarted?: () => void
 }
 
-/** The parent's side of the IPC channels to its workers. */
+/** The parent's side of the IPC channels to its workers, each known by its pid. */
 export interface WorkerChannel {
-  opened(index: number, send: (message: unknown) => void): void
-  received(index: number, message: unknown): void
-  closed(index: number): void
+  opened(pid: number, send: (message: unknown) => void): void
+  received(pid: number, message: unknown): void
+  closed(pid: number): void
 }
 
-/** A worker that lived at least this long is restarted at once; one that died sooner waits, doubling. */
-const STABLE_MS = 5_000
-const FIRST_RESTART_DELAY_MS = 100
-const MAX_RESTART_DELAY_MS = 5_000
+/** One worker process, from its start to its exit. */
+interface Worker {
+  index: number
+  child: Subprocess<'ignore', 'pipe', 'inherit'>
+  startedAt: number
+  /** Holds its index: started at start-up or after a death, or a rolling restart's replacement once it listens. */
+  adopted: boolean
+  /** Replaced by a rolling restart: draining, its exit expected. */
+  retiring: boolean
+  /** Resolves true when the worker says it listens, false when it exits before. */
+  listening: Promise<boolean>
+  /** It said it listens. */
+  listened: boolean
+}
 
 /**
  * Runs the workers until a signal ends them; exits the process (0 when every worker drained,
- * 1 otherwise, 2 when the port is taken or a worker could not start).
+ * 1 otherwise, a worker's own status when one could not start).
  */
 export async function superviseWorkers(options: SupervisorOptions): Promise<never> {
-  const { config, logger, port } = options
+  const { config, logger, port, channel } = options
   options.beforeStart?.(port)
 
-  const workers: (Subprocess<'ignore', 'pipe', 'inherit'> | undefined)[] = []
+  /** The worker serving each index. */
+  const serving: (Worker | undefined)[] = []
+  /** Every live worker process: serving, retiring, or a replacement not yet listening. */
+  const live = new Set<Worker>()
+  const backoff = new RestartBackoff()
   let stopping = false
   let started = false
-  const restartDelay: number[] = []
 
-  const spawn = (index: number): Promise<void> => {
-    const startedAt = Date.now()
-    const { channel } = options
-    const child = Bun.spawn([process.execPath, options.entry, `${WORKER_FLAG}${index}`], {
+  const spawn = (index: number, adopted: boolean): Worker => {
+    let heard = (_listening: boolean) => {}
+    const listening = new Promise<boolean>((resolve) => (heard = resolve))
+    const child = Bun.spawn([process.execPath, options.entry, `${WORKER_FLAG}${index}`, `${SUPERVISOR_FLAG}${process.pid}`], {
       env: { ...process.env, PORT: String(port) },
       stdin: 'ignore',
       stdout: 'pipe',
       stderr: 'inherit',
-      ...(channel ? { serialization: 'json' as const, ipc: (message: unknown) => channel.received(index, message) } : {}),
+      // A session of its own: a terminal's Ctrl-C or hangup reaches the supervisor alone, which
+      // passes a stop on once (a worker taking the same signal twice would stop without draining).
+      detached: true,
+      serialization: 'json',
+      ipc(message) {
+        if (isListeningMessage(message)) {
+          worker.listened = true
+          heard(true)
+        } else channel?.received(child.pid, message)
+      },
     })
-    workers[index] = child
-    channel?.opened(index, (message) => child.send(message))
+    const worker: Worker = { index, child, startedAt: Date.now(), adopted, retiring: false, listening, listened: false }
+    live.add(worker)
+    channel?.opened(child.pid, (message) => child.send(message))
     logger.info('worker_started', { worker: index, pid: child.pid })
-    const listening = relayLines(child.stdout)
+    void relayLines(child.stdout)
     void child.exited.then((code) => {
-      if (workers[index] === child) workers[index] = undefined
-      channel?.closed(index)
-      if (stopping) return
-      if (!started) {
-        // A worker that cannot start (the port, the data directory): the service cannot either.
-        logger.error('worker_failed_to_start', { worker: index, pid: child.pid, code, signal: child.signalCode })
-        void stopAll('SIGTERM').then(() => exit(code === 0 ? 1 : code))
-        return
-      }
-      const lived = Date.now() - startedAt
-      const delay = lived >= STABLE_MS ? FIRST_RESTART_DELAY_MS : Math.min((restartDelay[index] ?? FIRST_RESTART_DELAY_MS / 2) * 2, MAX_RESTART_DELAY_MS)
-      restartDelay[index] = delay
-      logger.error('worker_exited', { worker: index, pid: child.pid, code, signal: child.signalCode, restartInMs: delay })
-      setTimeout(() => {
-        if (stopping) return
-        void spawn(index).then(() => logger.info('worker_restarted', { worker: index, pid: workers[index]?.pid }))
-      }, delay)
+      heard(false)
+      live.delete(worker)
+      channel?.closed(child.pid)
+      exited(worker, code)
     })
-    return listening
+    return worker
   }
 
+  const exited = (worker: Worker, code: number) => {
+    const { index, child } = worker
+    const fields = { worker: index, pid: child.pid, code, signal: child.signalCode }
+    if (serving[index] === worker) serving[index] = undefined
+    if (stopping) return
+    if (worker.retiring) return logger.info('worker_stopped', fields)
+    // A rolling restart's replacement that never listened: the restart reports it and keeps the old one.
+    if (!worker.adopted) return
+    if (!started && !worker.listened) {
+      // A worker that cannot start (the port, the data directory): the service cannot either.
+      logger.error('worker_failed_to_start', fields)
+      void stopAll('SIGTERM').then(() => exit(code === 0 ? 1 : code))
+      return
+    }
+    const delay = backoff.next(index, Date.now() - worker.startedAt)
+    logger.error('worker_exited', { ...fields, restartInMs: delay })
+    setTimeout(() => {
+      // Stopping, or a rolling restart has given the index a worker meanwhile.
+      if (stopping || serving[index]) return
+      const replacement = spawn(index, true)
+      serving[index] = replacement
+      options.restarted?.()
+      void replacement.listening.then((ok) => ok && logger.info('worker_restarted', { worker: index, pid: replacement.child.pid }))
+    }, delay)
+  }
+
+  /**
+   * SIGHUP: each worker in turn is replaced by a new process (which reads the code and the files
+   * anew); the old one is told to drain only once the new one listens beside it on the port.
+   * A replacement that cannot start ends the rolling restart there, the old worker still serving.
+   */
+  let reloading = false
+  let reloadAgain = false
+  const rollingRestart = async () => {
+    if (reloading) {
+      reloadAgain = true // a reload asked for during one: the code may have changed again since
+      return
+    }
+    reloading = true
+    logger.info('reload_started', { workers: config.workers })
+    try {
+      for (let index = 0; index < config.workers; index++) {
+        if (stopping) return
+        const replacement = spawn(index, false)
+        if (!(await replacement.listening)) {
+          if (stopping) return // ended by the shutdown, not by a failure of its own
+          logger.error('reload_failed', { worker: index, pid: replacement.child.pid, code: replacement.child.exitCode, signal: replacement.child.signalCode })
+          return
+        }
+        if (stopping) return // stopAll reaches it too
+        const previous = serving[index]
+        replacement.adopted = true
+        serving[index] = replacement
+        if (previous) {
+          previous.retiring = true
+          previous.child.kill('SIGTERM')
+        }
+        logger.info('worker_replaced', { worker: index, pid: replacement.child.pid, previousPid: previous?.child.pid })
+      }
+      logger.info('reload_complete', { workers: config.workers })
+    } finally {
+      reloading = false
+      if (reloadAgain && !stopping) {
+        reloadAgain = false
+        void rollingRestart()
+      }
+    }
+  }
+
+  /** Signals every live worker and resolves, once all have exited, with those that had listened (a replacement still starting has nothing to drain). */
   const stopAll = async (signal: NodeJS.Signals) => {
-    const live = workers.filter((child): child is NonNullable<typeof child> => child !== undefined)
-    for (const child of live) child.kill(signal)
-    return Promise.all(live.map((child) => child.exited))
+    const workers = [...live]
+    for (const { child } of workers) child.kill(signal)
+    await Promise.all(workers.map(({ child }) => child.exited))
+    return workers.filter((worker) => worker.listened)
   }
 
   const exit = (code: number): never => {
@@ -123,66 +221,46 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
         return
       }
       stopping = true
-      logger.info('shutdown_started', { signal, workers: workers.filter(Boolean).length, drainMs: config.shutdownDrainMs })
-      void stopAll(signal).then((codes) => {
-        const clean = codes.every((code) => code === 0)
-        logger.info('shutdown_complete', { workers: codes.length, clean })
+      logger.info('shutdown_started', { signal, workers: live.size, drainMs: config.shutdownDrainMs })
+      void stopAll(signal).then((drained) => {
+        const clean = drained.every(({ child }) => child.exitCode === 0)
+        logger.info('shutdown_complete', { workers: drained.length, clean })
         exit(clean ? 0 : 1)
       })
     })
   }
+  process.on('SIGHUP', () => {
+    if (!stopping && started) void rollingRestart()
+  })
 
-  await Promise.all(Array.from({ length: config.workers }, (_, index) => spawn(index)))
-  started = true
-  logger.info('listening', { url: shownUrl(config.host, port), workers: config.workers })
+  for (let index = 0; index < config.workers; index++) serving[index] = spawn(index, true)
+  const all = await Promise.all(serving.map((worker) => worker!.listening))
+  // One that exited before it listened is handled by its exit (the service stops).
+  if (all.every(Boolean)) {
+    started = true
+    logger.info('listening', { url: shownUrl(config.host, port), workers: config.workers })
+    if (tcpMigrateReq() === false) {
+      logger.warn('tcp_migrate_req_off', { hint: 'set net.ipv4.tcp_migrate_req=1 so that a rolling restart (SIGHUP) resets no connection queued on a worker that stops' })
+    }
+  }
   // The workers and the signal handlers keep the process alive from here.
   return new Promise<never>(() => {})
 }
 
 /**
- * Copies a worker's log to this process's stdout in whole lines, so that the lines of two
- * workers never interleave inside one line (a pipe makes only writes of up to 4 KiB atomic).
- * Resolves when the worker logged that it listens.
+ * In a worker: when its supervisor (`parent`, the pid it was given) is gone, killed without
+ * passing a signal on, the worker has been adopted by another process; it then shuts down as on
+ * SIGTERM instead of serving on unwatched. The pid comes from the supervisor rather than from
+ * process.ppid at this call, which a supervisor killed while the worker started would have
+ * already changed.
  */
-function relayLines(stream: ReadableStream<Uint8Array>): Promise<void> {
-  let resolveListening = () => {}
-  const listening = new Promise<void>((resolve) => (resolveListening = resolve))
-  void (async () => {
-    const decoder = new TextDecoder()
-    const reader = stream.getReader()
-    let pending = ''
-    let heard = false
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      pending += decoder.decode(value, { stream: true })
-      const end = pending.lastIndexOf('\n')
-      if (end < 0) continue
-      const lines = pending.slice(0, end + 1)
-      pending = pending.slice(end + 1)
-      if (!heard && lines.includes('"event":"listening"')) {
-        heard = true
-        resolveListening()
-      }
-      process.stdout.write(lines)
-    }
-    if (pending) process.stdout.write(pending + '\n')
-    // A worker that ends without listening is handled by its exit (start-up failure or restart).
-  })()
-  return listening
-}
-
-/**
- * In a worker: when the parent is gone (killed without passing a signal on), the worker is
- * adopted by another process; it then shuts down as on SIGTERM instead of serving on unwatched.
- */
-export function stopWhenOrphaned(onOrphaned: () => void, everyMs = 1000): void {
-  const parent = process.ppid
-  const timer = setInterval(() => {
-    if (process.ppid !== parent) {
-      clearInterval(timer)
-      onOrphaned()
-    }
-  }, everyMs)
+export function stopWhenOrphaned(parent: number, onOrphaned: () => void, everyMs = 1000): void {
+  const check = () => {
+    if (process.ppid === parent) return
+    clearInterval(timer)
+    onOrphaned()
+  }
+  const timer = setInterval(check, everyMs)
   timer.unref()
+  check()
 }

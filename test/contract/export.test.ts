@@ -6,6 +6,7 @@ import { standardTickets, writeBulkTickets, writeStructure, writeTickets } from 
 import { securitySuite } from '../support/security-suite.ts'
 import { RawHttpClient, dechunk, eventually } from '../support/raw-http.ts'
 import { startServerProcess } from '../support/server-process.ts'
+import { childrenOf } from '../support/processes.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 
 securitySuite('/v1/exports/tickets.csv?from=2026-03-01&to=2026-03-05')
@@ -108,7 +109,9 @@ describe('GET /v1/exports/tickets.csv', () => {
     // The server runs as a process of its own here, so that its RSS is not mixed with this
     // test process's garbage (the whole suite shares one process).
     const process_ = await startServerProcess({ DATA_DIR: server.dataDir, RATE_LIMIT_PER_MINUTE: '1000' })
-    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${process_.process.pid}/status`, 'utf8'))![1]) * 1024
+    // The process that serves is the supervisor's worker.
+    const [worker] = childrenOf(process_.process.pid)
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${worker}/status`, 'utf8'))![1]) * 1024
     try {
       // Warm up the code paths once, then measure.
       await (await fetch(`${process_.base}/v1/exports/tickets.csv?from=2026-01-01&to=2026-01-10`, { headers: { Authorization: `Bearer ${bigOrgToken}` } })).text()

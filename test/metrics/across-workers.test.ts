@@ -8,14 +8,15 @@ import { parseScrape, valueOf } from './support.ts'
  * combined, and what a scrape uses for a worker that does not answer in time or has exited.
  * (test/metrics/workers.test.ts runs the same over real processes and their IPC channels.)
  */
-function worker(channel: WorkerMetrics, index: number) {
+/** A worker's registry behind the channel, known by `pid` as the supervisor knows its processes. */
+function worker(channel: WorkerMetrics, pid: number) {
   const metrics = createServiceMetrics()
   const state = { answering: true }
-  channel.opened(index, (message) => {
+  channel.opened(pid, (message) => {
     const { id } = message as { id: number }
     if (!state.answering) return
     // A copy, as the IPC channel makes one: prom-client's JSON shares its live value objects.
-    void metrics.registry.getMetricsAsJSON().then((json) => channel.received(index, structuredClone({ type: 'metrics', id, metrics: json })))
+    void metrics.registry.getMetricsAsJSON().then((json) => channel.received(pid, structuredClone({ type: 'metrics', id, metrics: json })))
   })
   return { recorder: metrics.recorder, state }
 }
@@ -75,4 +76,33 @@ describe('WorkerMetrics', () => {
     samples = await scrape(channel)
     expect(valueOf(samples, 'queue_api_requests_total', { operation: 'other', status: '404' })).toBe(2)
   })
+
+  test('a worker that exits while a scrape waits for another is counted once, and the total never goes down', async () => {
+    const channel = new WorkerMetrics({ answerTimeoutMs: 200 })
+    const a = worker(channel, 0)
+    const b = worker(channel, 1)
+    a.recorder.requestAnswered('queues', 200, 0.001)
+    b.recorder.requestAnswered('queues', 200, 0.001)
+    expect(valueOf(await scrape(channel), 'queue_api_requests_total', { operation: 'queues' })).toBe(2)
+    b.state.answering = false // this scrape waits for b until its timeout...
+    const waiting = scrape(channel)
+    await Bun.sleep(20) // ...a has answered by now...
+    channel.closed(0) // ...and exits before the scrape is done: its counts move to what exited workers left
+    const totals = [valueOf(await waiting, 'queue_api_requests_total', { operation: 'queues' })]
+    b.state.answering = true
+    totals.push(valueOf(await scrape(channel), 'queue_api_requests_total', { operation: 'queues' }))
+    expect(totals).toEqual([2, 2])
+  })
+
+  test('workers are known by pid: two processes of one index (a rolling restart) are both counted', async () => {
+    const channel = new WorkerMetrics()
+    const old = worker(channel, 101)
+    const replacement = worker(channel, 102)
+    old.recorder.requestAnswered('tickets', 200, 0.001)
+    replacement.recorder.requestAnswered('tickets', 200, 0.001)
+    expect(valueOf(await scrape(channel), 'queue_api_requests_total', { operation: 'tickets' })).toBe(2)
+    channel.closed(101)
+    expect(valueOf(await scrape(channel), 'queue_api_requests_total', { operation: 'tickets' })).toBe(2)
+  })
 })
+

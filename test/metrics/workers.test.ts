@@ -4,14 +4,17 @@ import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
 import { openTenant, tempDataDir } from '../support/harness.ts'
 import { writeStructure } from '../support/fixtures.ts'
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts'
-import { eventually } from '../support/raw-http.ts'
+import { eventually, eventuallyAsync } from '../support/raw-http.ts'
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
-import { parseScrape, requestCounts, valueOf, type Sample } from './support.ts'
+import { parseScrape, prometheusAvailable, requestCounts, valueOf, type Sample } from './support.ts'
+import { startPrometheus } from './prometheus-server.ts'
+import { childrenOf } from '../support/processes.ts'
 
 /**
  * WORKERS=2 on a real Redis, as real processes: one scrape of the parent's metrics listener
  * gives the sum of what both workers answered, each worker's process metrics under its own
- * label, and totals that do not go backwards when a worker dies and is replaced.
+ * label, and totals that do not go backwards when a worker dies and is replaced, as a real
+ * prometheus records them (no counter reset).
  */
 const available = redisAvailable()
 
@@ -87,7 +90,55 @@ describe.skipIf(!available)('metrics of WORKERS=2', () => {
 
     const statuses = await Promise.all(Array.from({ length: 6 }, () => get('/v1/queues', token)))
     expect(statuses).toEqual(Array(6).fill(200))
-    const after = requestCounts(await scrape())
-    expect(after['queues 200']).toBe(before['queues 200']! + 6)
+    const after = await scrape()
+    expect(requestCounts(after)['queues 200']).toBe(before['queues 200']! + 6)
+    // The supervisor counts the restart (a crash loop alerts on it: deploy/prometheus/alerts.yml).
+    expect(valueOf(after, 'queue_api_worker_restarts_total')).toBe(1)
   }, 30_000)
+
+  test('a rolling restart (SIGHUP) replaces both workers: the totals stay, and it is no restart', async () => {
+    const before = requestCounts(await scrape())
+    const reloads = (server.output().match(/"event":"reload_complete"/g) ?? []).length
+    server.process.kill('SIGHUP')
+    await eventually(() => (server.output().match(/"event":"reload_complete"/g) ?? []).length > reloads, 15_000, 'the rolling restart')
+    await eventually(() => (server.output().match(/"event":"worker_stopped"/g) ?? []).length === 2, 15_000, 'the old workers to exit')
+    const samples = await scrape()
+    expect(requestCounts(samples)).toEqual(before)
+    expect(valueOf(samples, 'queue_api_worker_restarts_total')).toBe(1)
+  }, 30_000)
+
+  test.skipIf(!prometheusAvailable())('a real prometheus scraping all along records no counter reset through kills and a rolling restart', async () => {
+    const prometheus = await startPrometheus(new URL(metricsUrl).host, '200ms')
+    let running = true
+    try {
+      const restartsBefore = valueOf(await scrape(), 'queue_api_worker_restarts_total')
+      const reloadsBefore = (server.output().match(/"event":"reload_complete"/g) ?? []).length
+      // Steady traffic, each request on a connection of its own so both workers get some.
+      const traffic = (async () => {
+        while (running) await get('/v1/queues', token).catch(() => undefined)
+      })()
+      const scraped = (promql: string) => async () => ((await prometheus.query(promql)) ?? 0) > 0
+      await eventuallyAsync(scraped('sum(queue_api_requests_total{operation="queues"})'), 20_000, 'a first scrape with requests')
+      for (let kill = 1; kill <= 3; kill++) {
+        const [victim] = childrenOf(server.process.pid)
+        process.kill(victim!, 'SIGKILL')
+        await eventually(() => (server.output().match(/"event":"worker_restarted"/g) ?? []).length === restartsBefore + kill, 15_000, `restart ${kill}`)
+        await Bun.sleep(600) // a few scrapes of the replacement's counts
+      }
+      server.process.kill('SIGHUP')
+      await eventually(() => (server.output().match(/"event":"reload_complete"/g) ?? []).length > reloadsBefore, 15_000, 'the rolling restart')
+      await Bun.sleep(2500) // the old workers drained, scraped a few times since
+      running = false
+      await traffic
+
+      await eventuallyAsync(async () => (await prometheus.query('queue_api_worker_restarts_total')) === restartsBefore + 3, 10_000, 'the restarts to be scraped')
+      expect(await prometheus.query('count_over_time(queue_api_requests_total{operation="queues",status="200"}[5m])')).toBeGreaterThan(20)
+      expect(await prometheus.query('resets(queue_api_requests_total{operation="queues",status="200"}[5m])')).toBe(0)
+      expect(await prometheus.query('resets(queue_api_request_duration_seconds_count{operation="queues"}[5m])')).toBe(0)
+    } finally {
+      running = false
+      await prometheus.stop()
+    }
+  }, 90_000)
 })
+

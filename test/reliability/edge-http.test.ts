@@ -221,7 +221,7 @@ describe('shutdown after all of the above', () => {
   test('SIGTERM finds nothing in flight and exits 0 at once', async () => {
     const status = await server.stop('SIGTERM')
     expect(status).toBe(0)
-    const started = logLines().find((line) => line.event === 'shutdown_started')
+    const started = logLines().find((line) => line.event === 'shutdown_started' && line.worker === 0) // the worker's, not its supervisor's
     expect(started).toMatchObject({ inFlight: 0 })
   })
 })

@@ -6,7 +6,7 @@ import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
 import { tempDataDir, openTenant } from '../support/harness.ts'
 import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
 import { startServerProcess } from '../support/server-process.ts'
-import { eventually } from '../support/raw-http.ts'
+import { eventually, eventuallyAsync } from '../support/raw-http.ts'
 
 let dataDir: string
 let cleanup: () => void
@@ -95,9 +95,14 @@ describe('graceful shutdown', () => {
     const running = await pausedExport(server.base, paidToken)
     await eventually(() => running.text().length > 0 || server.output().includes('"event":"request"'), 5000, 'the export to start')
     server.process.kill('SIGTERM')
-    await eventually(() => server.output().includes('shutdown_started'), 5000, 'the shutdown to start')
-    // No new connections are accepted.
-    await expect(fetch(`${server.base}/healthz`)).rejects.toThrow()
+    await eventually(() => server.output().includes('"worker":0,"event":"shutdown_started"'), 5000, 'the worker to start its drain')
+    // For a moment new connections are still answered, each told to close (a keep-alive client
+    // reconnects, to another worker when there is one, instead of finding its connection reset)...
+    const meanwhile = await fetch(`${server.base}/healthz`)
+    expect(meanwhile.status).toBe(200)
+    expect(meanwhile.headers.get('connection')).toBe('close')
+    // ...then none are accepted.
+    await eventuallyAsync(async () => (await fetch(`${server.base}/healthz`).catch(() => null)) === null, 5000, 'the listener to close')
     // The export in flight completes, whole.
     running.socket.resume()
     await running.closed
@@ -113,6 +118,8 @@ describe('graceful shutdown', () => {
     server.process.kill('SIGTERM')
     expect(await server.process.exited).toBe(0)
     expect(Date.now() - started).toBeLessThan(5000)
+    // Logged as cut by the shutdown, not as a client that left.
+    expect(server.output()).toMatch(/"event":"export_ended",[^\n]*"outcome":"shutdown"/)
     stalled.socket.destroy()
   }, 60_000)
 

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { ControlStore } from '../../src/control/store.ts'
 import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
@@ -8,6 +7,7 @@ import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts'
 import { RawHttpClient, eventually } from '../support/raw-http.ts'
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
+import { alive, listeners } from '../support/processes.ts'
 
 /**
  * WORKERS=N and several servers on one Redis, with real processes (`bun src/main.ts`) and a real
@@ -74,36 +74,8 @@ async function runToExit(extra: Record<string, string>, unset: string[] = []) {
   return { code, stdout, stderr }
 }
 
-/** Pids of the processes among `pids` holding a listening TCP socket on `port` (from /proc, as `ss -ltnp` would show). */
-function listeners(port: number, pids: number[]): number[] {
-  const hex = port.toString(16).toUpperCase().padStart(4, '0')
-  const inodes = new Set<string>()
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/)
-      if (fields[1]?.endsWith(`:${hex}`) && fields[3] === '0A') inodes.add(fields[9]!)
-    }
-  }
-  return pids.filter((pid) => {
-    try {
-      return readdirSync(`/proc/${pid}/fd`).some((fd) => inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1] ?? ''))
-    } catch {
-      return false // gone
-    }
-  })
-}
-
 const get = (base: string, token: string, path = '/v1/queues') => fetch(base + path, { headers: { Authorization: `Bearer ${token}` } })
 const portOf = (base: string) => Number(new URL(base).port)
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 describe('start-up refuses what cannot work (exit 2, one line)', () => {
   test('WORKERS=2 without REDIS_URL', async () => {
     const { code, stdout, stderr } = await runToExit({ WORKERS: '2' }, ['REDIS_URL'])

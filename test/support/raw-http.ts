@@ -69,6 +69,15 @@ export async function eventually(condition: () => boolean, timeoutMs = 10_000, w
   }
 }
 
+/** `eventually` for a condition that must be awaited (a request), checked every 50 ms. */
+export async function eventuallyAsync(condition: () => Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await Bun.sleep(50)
+  }
+}
+
 export interface RawResponse {
   status: number
   /** Header names in lower case. */
