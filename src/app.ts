@@ -87,7 +87,7 @@ export function createApp(deps: AppDeps): App {
   const limits = deps.limits ? deps.limits(store, clock) : createLimits(config, { store, clock })
   // A read-only copy keeps no last-used times: the writer's file is the one the admin CLI reads.
   const lastUsed = config.readOnly ? notRecorded : new LastUsedRecorder(store, (error) => logger.warn('last_used_flush_failed', { error: String(error) }))
-  const cursors = new CursorCodec(store.cursorSigningKey())
+  const cursors = new CursorCodec(store.cursorSigningKey(), { carryReached: config.readOnly })
   // One key signs both; each signs under its own tag (see crypto/signed-value.ts).
   const changes = new ChangesTokenCodec(store.cursorSigningKey())
   const tickets = new TicketQueries()

@@ -92,7 +92,7 @@ if (worker === undefined) {
       // Once, here, rather than raced by N workers on an empty data directory.
       const store = openingDataDir(() => new ControlStore(config.dataDir, { readOnly: config.readOnly }))
       const sample = createSampleOrganisationIfEmpty(store, Date.now())
-      logSchemaCensus(logger, takeSchemaCensus(config.dataDir, store.listOrganisations()))
+      logSchemaCensus(logger, takeSchemaCensus(config.dataDir, store.listOrganisations(), { readOnly: config.readOnly }))
       store.close()
       if (sample) process.stderr.write(sampleInstructions(sample, urlOf(port), Date.now()))
     },

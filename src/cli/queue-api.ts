@@ -14,12 +14,13 @@ const USAGE = `usage: queue-api [serve]           the server, configured by the 
        queue-api --version`
 
 const [command, ...rest] = process.argv.slice(2)
-const isWorkerFlag = (arg: string) => arg.startsWith('--worker=')
+// The flags the supervisor starts a worker with (src/server/workers.ts).
+const isWorkerFlag = (arg: string) => arg.startsWith('--worker=') || arg.startsWith('--supervisor=')
 
 switch (command) {
   case undefined:
   case 'serve':
-    // A worker of WORKERS=N is this file run as `serve --worker=N` (src/main.ts).
+    // A worker is this file run as `serve --worker=N --supervisor=PID` (src/main.ts).
     if (rest.every(isWorkerFlag)) await import('../main.ts')
     else refuse(`serve takes no arguments (got "${rest.find((arg) => !isWorkerFlag(arg))}"); the server is configured by environment variables`)
     break

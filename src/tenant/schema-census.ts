@@ -2,6 +2,7 @@ import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import type { Logger } from '../logger.ts'
 import { schemaVersion } from '../db/migrator.ts'
+import { openReadOnlyCopy } from '../db/files.ts'
 import { TENANT_SCHEMA_VERSION } from './migrations.ts'
 import { tenantFilePath } from './paths.ts'
 
@@ -22,12 +23,16 @@ export interface SchemaCensus {
   unreadable: string[]
 }
 
-/** Reads each organisation's schema version (PRAGMA user_version, read-only: nothing is written). */
-export function takeSchemaCensus(dataDir: string, organisations: readonly { id: string; slug: string }[]): SchemaCensus {
+/**
+ * Reads each organisation's schema version (PRAGMA user_version, read-only: nothing is written).
+ * With `readOnly` (READ_ONLY=1) a file is opened as the replica's pool opens it, so that a copy in
+ * WAL mode gets no -wal or -shm beside it (it is counted unreadable, as it cannot be served).
+ */
+export function takeSchemaCensus(dataDir: string, organisations: readonly { id: string; slug: string }[], { readOnly = false } = {}): SchemaCensus {
   const census: SchemaCensus = { current: TENANT_SCHEMA_VERSION, files: {}, needMigrate: [], newer: [], unreadable: [] }
   for (const org of organisations) {
     const name = `${org.id} (${org.slug})`
-    const version = versionOf(tenantFilePath(dataDir, org.id))
+    const version = versionOf(tenantFilePath(dataDir, org.id), readOnly)
     if (version === undefined) {
       census.unreadable.push(name)
       continue
@@ -39,10 +44,10 @@ export function takeSchemaCensus(dataDir: string, organisations: readonly { id: 
   return census
 }
 
-function versionOf(path: string): number | undefined {
+function versionOf(path: string, readOnly: boolean): number | undefined {
   if (!existsSync(path)) return undefined
   try {
-    const db = new Database(path, { readonly: true })
+    const db = readOnly ? openReadOnlyCopy(path) : new Database(path, { readonly: true })
     try {
       return schemaVersion(db)
     } finally {

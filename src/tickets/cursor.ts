@@ -35,12 +35,19 @@ const MAX_CURSOR_LENGTH = 12_000
 export class CursorCodec {
   private readonly codec: SignedValueCodec
 
-  constructor(signingKey: string) {
+  /**
+   * `carryReached`: cursors name the point of history their page was read at. Replicas
+   * (READ_ONLY=1) set it, so that another replica lagging behind answers 503; a writer does not,
+   * so that its cursors stay the two-field ones every earlier release reads (a rollback keeps
+   * walks in progress going). Either way, both forms are read.
+   */
+  constructor(signingKey: string, private readonly options: { carryReached?: boolean } = {}) {
     this.codec = new SignedValueCodec(signingKey)
   }
 
   encode(organisationId: string, query: ParsedTicketQuery, position: CursorPosition): string {
-    const { createdAt, id, reached } = position
+    const { createdAt, id } = position
+    const reached = this.options.carryReached ? position.reached : null
     return this.codec.encode(cursorKind(organisationId, query), reached ? [createdAt, id, reached.historyId, reached.version] : [createdAt, id])
   }
 

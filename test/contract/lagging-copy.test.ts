@@ -35,7 +35,7 @@ beforeAll(async () => {
   const writer = openTenant(fresh.dataDir, orgId)
   writeBulkTickets(writer, { count: 300, idPrefix: 'later', start: '2026-01-01T00:00:30Z', everySeconds: 60 })
   writer.close()
-  lagging = await startServer({ rateLimitPerMinute: 1_000_000 }, { dataDir: laggingDir.dir })
+  lagging = await startServer({ rateLimitPerMinute: 1_000_000, readOnly: true }, { dataDir: laggingDir.dir })
 })
 
 afterAll(async () => {
@@ -76,15 +76,28 @@ describe('a copy that lags', () => {
   })
 
   test('a cursor of a page read on a fresher copy: 503 copy_behind, not a short page', async () => {
-    const { page } = await firstPage(fresh)
+    // Replicas' cursors carry the point their page was read at; the fresher one is a replica too.
+    const freshDir = tempDataDir()
+    copyDataDirForReplica(fresh.dataDir, freshDir.dir)
+    const freshReplica = await startServer({ rateLimitPerMinute: 1_000_000, readOnly: true }, { dataDir: freshDir.dir })
+    const { page } = await firstPage(freshReplica).finally(async () => {
+      await freshReplica.close()
+      freshDir.cleanup()
+    })
     await expectCopyBehind(await lagging.get(`/v1/tickets?${RANGE}&limit=100&cursor=${encodeURIComponent(page.nextCursor)}`, apiToken))
     // The lagging copy's own cursors still walk it.
     const own = await firstPage(lagging)
     expect((await lagging.get(`/v1/tickets?${RANGE}&cursor=${encodeURIComponent(own.page.nextCursor)}`, apiToken)).status).toBe(200)
   })
 
+  test("a writer's cursors keep the two fields every earlier release reads (a rollback keeps walks going)", async () => {
+    const { page } = await firstPage(fresh)
+    const payload = JSON.parse(Buffer.from(page.nextCursor.split('.')[0]!, 'base64url').toString())
+    expect(payload).toHaveLength(2)
+  })
+
   test('a cursor made before cursors carried the point (two fields) is still accepted', async () => {
-    const store = new ControlStore(laggingDir.dir)
+    const store = new ControlStore(laggingDir.dir, { readOnly: true })
     const codec = new CursorCodec(store.cursorSigningKey())
     store.close()
     const query = parseTicketQuery(new URLSearchParams(RANGE), 'page')
