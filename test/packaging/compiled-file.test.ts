@@ -105,7 +105,7 @@ describe.if(redisAvailable())('dist/queue-api with WORKERS=2', () => {
     const redis = await startRedis()
     const workers = await startServerProcess({ DATA_DIR: dataDir, WORKERS: '2', REDIS_URL: redis.url }, { argv: [file.path], cwd: file.emptyDir })
     try {
-      const pids = () => [...workers.output().matchAll(/"event":"listening","url":"[^"]+","worker":(\d),"pid":(\d+)/g)].map((match) => Number(match[2]))
+      const pids = () => [...workers.output().matchAll(/"worker":(\d),"event":"listening","url":"[^"]+","pid":(\d+)/g)].map((match) => Number(match[2]))
       while (pids().length < 2) await Bun.sleep(20)
       expect((await fetch(`${workers.base}/v1/queues`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(200)
       process.kill(pids()[0]!, 'SIGKILL')

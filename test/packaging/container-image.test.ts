@@ -52,12 +52,14 @@ describe.if(canRun)('the container image', () => {
 
   /**
    * Runs `argv` inside the image's filesystem as its user, with its environment plus `env`: /proc
-   * mounted in a mount namespace of its own (gone with the process), then exec'd into, so that
+   * and /dev mounted in a mount namespace of its own (gone with the process), then exec'd into, so that
    * the process a signal is sent to is the entrypoint itself.
    */
   const inImage = (argv: string[], env: Record<string, string>): Subprocess<'ignore', 'pipe', 'pipe'> => {
     const environment = Object.fromEntries(config.Env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
-    const script = 'root=$0 user=$1; shift; mount -t proc proc "$root/proc" && exec chroot --userspec="$user" "$root" "$@"'
+    // A container runtime gives every container /proc and /dev (the supervisor's workers are
+    // spawned with /dev/null as their stdin); the host's /dev stands in for the runtime's.
+    const script = 'root=$0 user=$1; shift; mkdir -p "$root/dev" && mount -t proc proc "$root/proc" && mount --bind /dev "$root/dev" && exec chroot --userspec="$user" "$root" "$@"'
     return Bun.spawn(['unshare', '--mount', '--propagation', 'private', '/bin/sh', '-c', script, rootfs, config.User, ...argv], {
       env: { ...environment, ...env },
       stdin: 'ignore',
