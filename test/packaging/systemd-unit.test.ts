@@ -42,6 +42,8 @@ describe.if(toolAvailable('systemd-analyze', 'scripts/install-packaging-tools.sh
     expect(directives.get('ExecStart')).toEqual(['/usr/local/bin/queue-api'])
     expect(directives.get('ExecReload')).toEqual(['/bin/kill -HUP $MAINPID'])
     expect(directives.get('Restart')).toEqual(['on-failure'])
+    // systemd's default sends SIGTERM to every worker too, which each would take as a second stop (no drain).
+    expect(directives.get('KillMode')).toEqual(['mixed'])
     expect(directives.get('DynamicUser')).toEqual(['yes'])
     expect(directives.get('StateDirectory')).toEqual(['queue-api'])
     expect(directives.get('Environment')).toContain('DATA_DIR=%S/queue-api')
