@@ -7,8 +7,8 @@ import { join, resolve } from 'node:path'
  * writer side of the replica tests: `litestream replicate` on a generated config, stopped by
  * the test. The restore side is the project's own `admin replica restore`.
  */
-// The platform's binary itself, as the package's own wrapper finds it: the wrapper (node) would
-// not pass a signal on, and a killed test would leave the binary running.
+// The platform's binary itself, from the package of this platform (a devDependency by name: the
+// wrapper package lists platforms the registry does not have, which breaks npm ci).
 export const LITESTREAM = resolve(import.meta.dir, `../../node_modules/@flydotio/litestream-${process.platform}-${process.arch}/litestream`)
 
 const running = new Set<Subprocess>()
