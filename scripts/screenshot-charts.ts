@@ -1,4 +1,4 @@
-// Makes the charts' screenshots of docs/api.md#the-charts from the sample organisation, as a
+// Makes the charts' screenshots of docs/page.md#the-charts from the sample organisation, as a
 // fresh clone shows it: `bun scripts/screenshot-charts.ts` starts the server on an empty data
 // directory (which creates the sample organisation), opens the page in headless Chromium in
 // Europe/Amsterdam, draws the charts of the default range (the last 30 days) and saves each

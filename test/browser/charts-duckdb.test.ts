@@ -9,7 +9,7 @@ import { browserSetup, chromiumAvailable, openPage, setRange, useToken } from '.
 
 /**
  * The done-criterion of the charts: on generated data like the sample organisation's, the page's
- * local days and hours equal what the DuckDB queries of docs/api.md give on a `sync` mirror of
+ * local days and hours equal what the DuckDB queries of docs/page.md give on a `sync` mirror of
  * the same rows in the same zone. The queries are read from the docs, so the docs cannot drift.
  */
 
@@ -24,7 +24,7 @@ const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']
 
 /** The four statements of the docs' SQL block after "### The charts", with this test's zone and days. */
 function docsQueries(): Record<string, string> {
-  const docs = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'api.md'), 'utf8')
+  const docs = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'page.md'), 'utf8')
   const section = docs.slice(docs.indexOf('### The charts'))
   const block = /```sql\n([\s\S]*?)```/.exec(section)![1]!
   const statements = block.split(';').map((statement) => statement.trim()).filter(Boolean)

@@ -151,3 +151,10 @@ describe('documentation cited by the code', () => {
     expect(broken).toEqual([])
   })
 })
+
+describe('the size of the documentation', () => {
+  test('README.md and docs/*.md stay under 110 KB together (docs/decisions/ apart)', () => {
+    const bytes = DOC_FILES.reduce((total, file) => total + statSync(join(ROOT, file)).size, 0)
+    expect(bytes).toBeLessThanOrEqual(110 * 1024)
+  })
+})
