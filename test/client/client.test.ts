@@ -4,7 +4,7 @@ import { Client, DemoQuotaExceededError, InvalidRequestError, RateLimitedError, 
 import { TICKET_FIELDS } from '../../src/contract/vocabulary.ts'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
 import { parseCsv, ticketsInFile } from '../support/fixtures.ts'
-import { startFlakyProxy } from '../support/flaky-proxy.ts'
+import { firstChunkThenSilence, startFlakyProxy } from '../support/flaky-proxy.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { renameSync } from 'node:fs'
 
@@ -253,15 +253,7 @@ describe('Client: nothing waits for ever', () => {
         const url = new URL(request.url)
         if (url.pathname === '/v1/queues') return new Promise<Response>(() => undefined)
         const upstream = await fetch(`${server.base}${url.pathname}${url.search}`, { headers: request.headers })
-        const reader = upstream.body!.getReader()
-        let sent = false
-        const body = new ReadableStream<Uint8Array>({
-          async pull(controller) {
-            if (sent) return new Promise<void>(() => undefined)
-            sent = true
-            controller.enqueue((await reader.read()).value!)
-          },
-        })
+        const body = firstChunkThenSilence(upstream.body!)
         // fetch has decoded the body: its encoding and length no longer describe it.
         const headers = new Headers(upstream.headers)
         headers.delete('content-encoding')

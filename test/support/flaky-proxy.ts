@@ -45,3 +45,19 @@ export async function startFlakyProxy(target: { host: string; port: number }) {
     },
   }
 }
+
+/**
+ * `upstream`'s first chunk, then nothing, for ever: a server that stalls in the middle of a body.
+ * For the tests of what a client or loader does when the next chunk never comes.
+ */
+export function firstChunkThenSilence(upstream: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = upstream.getReader()
+  let sent = false
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (sent) return new Promise<void>(() => undefined)
+      sent = true
+      controller.enqueue((await reader.read()).value!)
+    },
+  })
+}

@@ -6,6 +6,7 @@ import { DAY, startSync, sync, syncTargetSuite, tenantServer, tenantTickets, typ
 import { openTenant } from '../support/harness.ts'
 import { writeTickets } from '../support/fixtures.ts'
 import { eventually } from '../support/raw-http.ts'
+import { firstChunkThenSilence } from '../support/flaky-proxy.ts'
 import { runLockKey } from '../../src/sync/postgres-target.ts'
 
 /**
@@ -178,15 +179,7 @@ describe.skipIf(!available)('PostgreSQL target', () => {
           headers.delete('content-encoding')
           headers.delete('content-length')
           if (!stall || !url.pathname.endsWith('.csv')) return new Response(await upstream.arrayBuffer(), { status: upstream.status, headers })
-          const reader = upstream.body!.getReader()
-          let sent = false
-          const body = new ReadableStream<Uint8Array>({
-            async pull(controller) {
-              if (sent) return new Promise<void>(() => undefined)
-              sent = true
-              controller.enqueue((await reader.read()).value!)
-            },
-          })
+          const body = firstChunkThenSilence(upstream.body!)
           return new Response(body, { status: upstream.status, headers })
         },
       })
