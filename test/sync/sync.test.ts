@@ -11,6 +11,7 @@ import { eventually } from '../support/raw-http.ts'
 import { DuckDbTarget } from '../../src/sync/duckdb-target.ts'
 import { runSync, type SyncProgress } from '../../src/sync/sync.ts'
 import { Client } from '../../src/client/index.ts'
+import { childrenOf } from '../support/processes.ts'
 
 /**
  * `sync` apart from what every target must do (test/support/sync-target-suite.ts, run by
@@ -247,10 +248,13 @@ describe('sync: wrong input and failures', () => {
     try {
       expect((await sync(tenant, ['--url', process_.base, '--into', file, '--since', new Date(NOW - 20 * DAY).toISOString()])).status).toBe(0)
       const before = await queryDuckDb(file, 'SELECT count(*) AS n FROM tickets')
-      process_.process.kill('SIGSTOP')
+      // The supervisor and its worker: the worker is what answers.
+      const service = [process_.process.pid, ...childrenOf(process_.process.pid)]
+      expect(service).toHaveLength(2)
+      for (const pid of service) process.kill(pid, 'SIGSTOP')
       const started = Date.now()
       const run = await sync(tenant, ['--url', process_.base, '--into', file, '--timeout', '2', '--json'])
-      process_.process.kill('SIGCONT')
+      for (const pid of service) process.kill(pid, 'SIGCONT')
       expect(run.status).toBe(1)
       expect(Date.now() - started).toBeLessThan(20_000)
       expect(run.stderr.trim().split('\n')).toHaveLength(1)
@@ -258,7 +262,7 @@ describe('sync: wrong input and failures', () => {
       expect(JSON.parse(run.stdout)).toMatchObject({ error: 'timeout' })
       expect(await queryDuckDb(file, 'SELECT count(*) AS n FROM tickets')).toEqual(before)
     } finally {
-      process_.process.kill('SIGCONT')
+      for (const pid of [process_.process.pid, ...childrenOf(process_.process.pid)]) process.kill(pid, 'SIGCONT')
       await process_.stop()
     }
   }, 60_000)
