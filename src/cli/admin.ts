@@ -1,5 +1,6 @@
 import { ControlStore, ControlStoreError } from '../control/store.ts'
 import { ConfigError, loadConfig } from '../config/config.ts'
+import { DataDirectoryError, ensureWritableDataDirectory } from '../db/writable-data-directory.ts'
 import { runCommand } from './commands.ts'
 import { runReplicaCommand } from './replica.ts'
 import { USAGE } from './usage.ts'
@@ -32,17 +33,23 @@ export function runAdmin(argv: string[], io: AdminIo): number {
   }
   let store: ControlStore | undefined
   try {
-    const result =
-      argv[0] === 'replica' ? runReplicaCommand(argv.slice(1), io) : runCommand(argv, { store: (store = new ControlStore(io.dataDir)), now: io.now })
+    const result = argv[0] === 'replica' ? runReplicaCommand(argv.slice(1), io) : runCommand(argv, { store: (store = openStore(io.dataDir)), now: io.now })
     io.out(result.wantsJson ? JSON.stringify(result.json) + '\n' : result.text.join('\n') + '\n')
     return result.status ?? 0
   } catch (error) {
     if (error instanceof UsageError || error instanceof ControlStoreError) return fail('usage', error.message, 2)
+    if (error instanceof DataDirectoryError) return fail('configuration', error.message, 2)
     if (error instanceof RestoreFailedError) return fail('unexpected', `restore failed: ${error.message}`, 1)
     return fail('unexpected', `unexpected error: ${error instanceof Error ? error.message : String(error)}`, 1)
   } finally {
     store?.close()
   }
+}
+
+/** The control store of `dataDir`, after the check the server makes too: a directory this user cannot write is one line, not a stack trace. */
+function openStore(dataDir: string): ControlStore {
+  ensureWritableDataDirectory(dataDir)
+  return new ControlStore(dataDir)
 }
 
 /** The admin CLI run by a process: its settings from the environment, its output to stdout and stderr. Returns the exit status. */
