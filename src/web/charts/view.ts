@@ -6,6 +6,7 @@ import * as Plot from '@observablehq/plot'
 import { TICKET_STATUSES } from '../../client/index.ts'
 import { OUTCOMES, WEEKDAYS, type ChartNumbers, type QueuePlace } from './aggregate.ts'
 import { STATUS_COLOURS, fitPlace, textWidth, tickStep, valueMargin } from './text-fit.ts'
+import { UTF8_BOM } from '../csv-cells.ts'
 import { STATUS_WORDS, numbersTables, placeLabel, tableCsv, weeklyTable, type ChartId, type NumbersTable } from './tables.ts'
 
 /** What each chart shows, said in words under its title (and read by a screen reader with the picture). */
@@ -183,7 +184,7 @@ export class NumbersFiles {
   private urls: string[] = []
 
   link(table: NumbersTable, fileStem: string, describedBy: string): HTMLAnchorElement {
-    const url = URL.createObjectURL(new Blob([tableCsv(table)], { type: 'text/csv' }))
+    const url = URL.createObjectURL(new Blob([UTF8_BOM, tableCsv(table)], { type: 'text/csv' }))
     this.urls.push(url)
     const link = element('a', { href: url, download: `${table.id}_${fileStem}.csv`, className: 'download-numbers' }, 'Download these numbers (CSV)')
     link.setAttribute('aria-describedby', describedBy)
