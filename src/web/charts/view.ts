@@ -14,7 +14,7 @@ const DESCRIPTIONS: Record<ChartId, string> = {
   'per-day': 'Tickets created each local day, stacked by their status now.',
   'per-week': 'Tickets created each local week (Monday to Sunday), stacked by their status now; the first and last week may hold fewer days of the range.',
   wait: 'Minutes from a ticket’s creation to its call, for the tickets that were called: the median (dark) and the 90th percentile (light) per queue of each location.',
-  arrivals: 'Tickets created in each local hour of each weekday; the darker, the more. Under it, every day of the range together, per hour.',
+  arrivals: 'Tickets created in each local hour of each weekday; the further from the background colour, the more. Under it, every day of the range together, per hour.',
   outcome: 'How the ended tickets of each queue of each location ended, as shares of them (per cent); Total is the number of ended tickets.',
 }
 
@@ -123,6 +123,19 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element |
   }
 }
 
+/** The brightest colour of the dark theme's heat map: the busiest hour stands out most from the dark page. */
+const DARK_BUSIEST = '#d4e9ff'
+
+/**
+ * The heat map's colours: light, from near-white (none) to dark blue (the busiest); dark, from
+ * the panel's own colour (none) to the brightest (the busiest), so emphasis is never reversed.
+ */
+function heatColours(): Plot.ScaleOptions {
+  if (!matchMedia('(prefers-color-scheme: dark)').matches) return { scheme: 'blues' }
+  const panel = getComputedStyle(document.documentElement).getPropertyValue('--panel').trim() || '#1e232b'
+  return { range: [panel, DARK_BUSIEST], interpolate: 'lab' }
+}
+
 /** The weekday × hour heat map, and under it the hours' totals over every day, on the same hours. */
 function arrivalsCharts(numbers: ChartNumbers, width: number): Element {
   const data = numbers.arrivals.flatMap((hours, day) => hours.map((count, hour) => ({ weekday: WEEKDAYS[day]!, hour, count })))
@@ -139,7 +152,7 @@ function arrivalsCharts(numbers: ChartNumbers, width: number): Element {
     marginBottom: X_AXIS.marginBottom,
     padding: 0.05,
     // The ramp legend's own margins (Plot reads them from the scale's options): its first and last tick labels whole.
-    color: { scheme: 'blues', legend: true, label: 'Tickets created', zero: true, tickFormat: grouped, ...({ marginLeft: 14, marginRight: 24, width: Math.min(320, width) } as Plot.ScaleOptions) },
+    color: { ...heatColours(), legend: true, label: 'Tickets created', zero: true, tickFormat: grouped, ...({ marginLeft: 14, marginRight: 24, width: Math.min(320, width) } as Plot.ScaleOptions) },
     x: { ...hours, label: 'Hour of day', labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset },
     y: { label: null, domain: [...WEEKDAYS] },
     marks: [Plot.cell(data, { x: 'hour', y: 'weekday', fill: 'count', title: (d: (typeof data)[number]) => `${d.weekday} ${d.hour}:00: ${d.count}` })],
