@@ -1,6 +1,12 @@
 // Cells of the CSV files the page writes itself (the charts' numbers, the file with names and
 // local times). The API's own export is never passed through here: it stays byte for byte.
 
+/**
+ * The UTF-8 byte-order mark (EF BB BF) that starts every file the page writes itself: without it
+ * LibreOffice's default import and Excel's double-click read the bytes as Latin-1 ("MalmÃ¶").
+ */
+export const UTF8_BOM = '\uFEFF'
+
 /** A first character that makes a spreadsheet read the cell as a formula (OWASP's list). */
 const FORMULA_START = /^[=+\-@\t\r]/
 const FORMULA_FIRST_BYTES = new Set([0x3d, 0x2b, 0x2d, 0x40, 0x09, 0x0d])

@@ -6,7 +6,7 @@
 // by digit, so the file costs little more than the plain one and no more than a chunk is held.
 
 import { ByteKeys, CsvRecords, splitQuoted, type CsvRecord } from './charts/csv-rows.ts'
-import { csvCell, csvRecord, startsFormula } from './csv-cells.ts'
+import { UTF8_BOM, csvCell, csvRecord, startsFormula } from './csv-cells.ts'
 import { LocalTimestamps, type LocalClock } from './zone.ts'
 
 export interface NamesOfPlaces {
@@ -61,7 +61,7 @@ function copiesAsIs(record: CsvRecord): boolean {
   return true
 }
 
-/** A transform from the export's CSV bytes to the file with names and local times (every cell formula-safe). */
+/** A transform from the export's CSV bytes to the file with names and local times (every cell formula-safe), starting with UTF8_BOM. */
 export function namesAndLocalTimes(names: NamesOfPlaces, clock: LocalClock): TransformStream<Uint8Array, Uint8Array> {
   const local = new LocalTimestamps(clock)
   const locationCells = nameCells(names.locations)
@@ -74,7 +74,7 @@ export function namesAndLocalTimes(names: NamesOfPlaces, clock: LocalClock): Tra
       const fields = Array.from({ length: record.length }, (_, i) => record.field(i))
       const times = fields.flatMap((name, i) => (TIMESTAMP.test(name) ? [i] : []))
       columns = { locationId: fields.indexOf('locationId'), queueId: fields.indexOf('queueId'), times }
-      output.write(encoder.encode(csvRecord([...fields, 'locationName', 'queueName', ...times.map((i) => `${fields[i]}Local`)])))
+      output.write(encoder.encode(UTF8_BOM + csvRecord([...fields, 'locationName', 'queueName', ...times.map((i) => `${fields[i]}Local`)])))
       return
     }
     const raw = record.unquotedBytes()

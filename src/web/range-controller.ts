@@ -137,8 +137,8 @@ export class RangeController {
         ? `Charts only: ${what}, ${describeRange(long)} (${long.days} days). A file covers at most ${MAX_DAYS} days, so Preview and Download need a shorter range; the charts take any range.`
         : `Will export: ${what}, once the dates are valid.`
     this.els.toHelp.textContent = range.ok
-      ? `To is included: the file name ends with the day after it (…_${compactInstant(range.toMs)}.csv), because the API's end is exclusive.`
-      : "To is included: the file name ends with the day after it, because the API's end is exclusive."
+      ? `To is included: the file name ends with the UTC instant of the midnight after it (…_${compactInstant(range.toMs)}.csv), because the API's end is exclusive.`
+      : "To is included: the file name ends with the UTC instant of the midnight after it, because the API's end is exclusive."
   }
 
   private showZone(): void {

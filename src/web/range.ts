@@ -65,9 +65,10 @@ export function readRange(fromValue: string, toValue: string, clock: LocalClock,
 const dayFormat = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' })
 const dayYearFormat = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' })
 
-/** "1 Oct – 30 Oct 2026" for the local days From..To included (the year once when both share it). */
+/** "1 Oct – 30 Oct 2026" for the local days From..To included (the year once when both share it), "20 Nov 2026" for one day. */
 export function describeRange({ firstDay, lastDay }: { firstDay: DayNumber; lastDay: DayNumber }): string {
   const [first, last] = [firstDay * 86_400_000, lastDay * 86_400_000]
+  if (first === last) return dayYearFormat.format(last)
   const sameYear = new Date(first).getUTCFullYear() === new Date(last).getUTCFullYear()
   return `${(sameYear ? dayFormat : dayYearFormat).format(first)} – ${dayYearFormat.format(last)}`
 }

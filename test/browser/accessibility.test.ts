@@ -65,6 +65,22 @@ describe.skipIf(!chromiumAvailable)('accessibility (axe-core)', () => {
     expect(await seriousViolations(page)).toEqual([])
     // The charts' text is drawn in the page's light text colour, not Plot's black.
     expect(await page.locator('#chart-wait .plot svg').first().evaluate((svg) => getComputedStyle(svg).color)).toBe('rgb(230, 233, 238)')
+    // The heat map's emphasis as in the light theme: an empty hour is the panel's colour, the
+    // busiest the brightest, standing out from the panel.
+    const cells = await page.locator('#chart-arrivals svg rect').evaluateAll((rects) =>
+      rects.flatMap((rect) => {
+        const count = /^\w{3} \d+:00: (\d+)$/.exec(rect.querySelector('title')?.textContent ?? '')?.[1]
+        return count === undefined ? [] : [{ count: Number(count), fill: getComputedStyle(rect).fill }]
+      }),
+    )
+    const panel = await page.locator('#charts-section').evaluate((section) => getComputedStyle(section).backgroundColor)
+    const empty = cells.find((cell) => cell.count === 0)!
+    const busiest = cells.reduce((a, b) => (b.count > a.count ? b : a))
+    expect(cells).toHaveLength(7 * 24)
+    expect(busiest.count).toBeGreaterThan(0)
+    expect(contrast(empty.fill, panel)).toBeLessThan(1.1)
+    expect(contrast(busiest.fill, panel)).toBeGreaterThanOrEqual(3)
+    expect(cells.every((cell) => contrast(cell.fill, panel) <= contrast(busiest.fill, panel) + 1e-9)).toBe(true)
     await page.screenshot({ path: `${ARTIFACTS}/dark-theme.png`, fullPage: true })
     await page.context().close()
   })

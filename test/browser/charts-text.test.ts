@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'bun:test'
 import { writeBulkTickets } from '../support/fixtures.ts'
 import { openTenant, type TestServer } from '../support/harness.ts'
-import { VIEWPORTS, ZOOMED, browserSetup, chartTextProblems, chromiumAvailable, openPage, screenshot, setRange, useToken } from './support.ts'
+import type { Page } from 'playwright-core'
+import { join } from 'node:path'
+import { ARTIFACTS, VIEWPORTS, ZOOMED, browserSetup, chartTextProblems, chromiumAvailable, openPage, screenshot, setRange, useToken } from './support.ts'
 
 /**
  * The charts' text at real volumes: 21,600 tickets a day (a left axis in the tens of thousands)
@@ -12,6 +14,25 @@ import { VIEWPORTS, ZOOMED, browserSetup, chartTextProblems, chromiumAvailable, 
 
 const LONG_LOCATION = 'Amsterdam Centraal Station, Stationsplein Hall East — Customer Service Desk'
 const LONG_QUEUE = 'Payments, refunds and every other money matter (counters 4 to 9)'
+/** The fewest letters of a name a label may show before its "…": "Amsterdam…" reads, "A…" does not. */
+const READABLE = 10
+
+/** The labels beside the rows of a per-queue chart, as drawn: each a location and a queue (one line or two). */
+function queueRowLabels(page: Page, chart: string): Promise<{ location: string; queue: string }[]> {
+  return page.locator(`#${chart} svg text`).evaluateAll((texts) =>
+    texts.flatMap((text) => {
+      const lines = [...text.querySelectorAll('tspan')].map((line) => line.textContent!)
+      if (lines.length === 2) return [{ location: lines[0]!, queue: lines[1]! }]
+      const [location, queue] = text.textContent!.split(' · ')
+      return queue === undefined ? [] : [{ location: location!, queue }]
+    }),
+  )
+}
+
+/** The name as a label shows it: whole, or at least READABLE letters of it and "…". */
+function readableAs(shown: string, whole: string): boolean {
+  return shown === whole || (shown.endsWith('…') && shown.length - 1 >= READABLE && whole.startsWith(shown.slice(0, -1)))
+}
 
 /** 7 days from Monday 2 March 2026, three queues with a ticket every 12 s each: 21,600 a day. */
 function busyOrganisation(server: TestServer): string {
@@ -58,15 +79,28 @@ describe.skipIf(!chromiumAvailable)("the charts' text at 21,600 tickets a day wi
       // The counts that cut the axis before: a day's 21,600 tickets.
       expect(await page.locator('#chart-per-day .plot').textContent()).toContain('20,000')
       expect(await chartTextProblems(page)).toEqual([])
-      // Beside the bars, three queues told apart: a long location is cut before its queue's name.
-      const labels = await page.locator('#chart-wait svg text').evaluateAll((texts) => texts.map((text) => text.textContent!).filter((text) => text.includes(' · ')))
-      expect(new Set(labels).size).toBe(3)
-      expect(labels.filter((label) => label.endsWith(' · Payments'))).toHaveLength(2)
+      // Beside the bars, three queues told apart, each name whole or readable (never "A…"), and
+      // a location shortened alike on every row.
+      for (const chart of ['chart-wait', 'chart-outcome']) {
+        const labels = await queueRowLabels(page, chart)
+        expect(labels).toHaveLength(3)
+        expect(new Set(labels.map((label) => `${label.location} · ${label.queue}`)).size).toBe(3)
+        expect(labels.filter((label) => label.queue === 'Payments')).toHaveLength(2)
+        for (const { location, queue } of labels) {
+          expect(readableAs(location, location.startsWith('Malmö') ? 'Malmö' : LONG_LOCATION)).toBe(true)
+          expect(readableAs(queue, queue.startsWith('Payments,') ? LONG_QUEUE : 'Payments')).toBe(true)
+        }
+        expect(new Set(labels.filter((label) => label.location !== 'Malmö').map((label) => label.location)).size).toBe(1)
+      }
+      // In the numbers tables the names are left-aligned, the numbers right-aligned.
+      const align = (cell: string) => page.locator(`#chart-wait table ${cell}`).first().evaluate((node) => getComputedStyle(node).textAlign)
+      expect([await align('tbody th'), await align('tbody td'), await align('tbody td:nth-of-type(2)')]).toEqual(['left', 'left', 'right'])
       // The long names are whole in the table.
       expect(await page.locator('#chart-wait table').textContent()).toContain(LONG_QUEUE)
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(size.viewport.width)
       await page.locator('#charts-section').scrollIntoViewIfNeeded()
       await screenshot(page, `charts-busy-${name.replaceAll(' ', '-').replace('%', 'pc')}`)
+      await page.locator('#chart-wait').screenshot({ path: join(ARTIFACTS, `charts-busy-wait-${name.replaceAll(' ', '-').replace('%', 'pc')}.png`) })
 
       await page.getByLabel('Per week').check()
       await page.getByRole('heading', { name: 'Tickets per week' }).waitFor()

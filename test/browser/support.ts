@@ -240,7 +240,8 @@ async function installPickerStub(context: BrowserContext) {
         name,
         async createWritable() {
           let swap = ''
-          const decoder = new TextDecoder()
+          // ignoreBOM keeps a byte-order mark in the text, as the file on disk keeps it.
+          const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
           return {
             async write(chunk: Uint8Array) {
               if (picker.holdWrites) await new Promise<void>((go) => picker.held.push(go))

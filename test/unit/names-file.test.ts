@@ -12,7 +12,8 @@ async function transform(csv: string, chunkSize: number): Promise<string> {
     },
   })
   const names = { locations: new Map([['loc_a', 'Amsterdam, Centraal']]), queues: new Map([['q_pay', '=SUM(1)']]) }
-  return new Response(source.pipeThrough(namesAndLocalTimes(names, new LocalClock('America/New_York')))).text()
+  const out = await new Response(source.pipeThrough(namesAndLocalTimes(names, new LocalClock('America/New_York')))).arrayBuffer()
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(out)
 }
 
 describe('the file with names and local times', () => {
@@ -25,7 +26,7 @@ describe('the file with names and local times', () => {
       't4,q_pay,loc_a,2026-03-08T12:00:00.000Z,,@note\r\n', // no quote, a field that starts a formula
     ].join('')
     const expected = [
-      'id,queueId,locationId,createdAt,calledAt,note,locationName,queueName,createdAtLocal,calledAtLocal\r\n',
+      '\uFEFFid,queueId,locationId,createdAt,calledAt,note,locationName,queueName,createdAtLocal,calledAtLocal\r\n',
       't1,q_pay,loc_a,2026-03-08T06:59:59.000Z,2026-03-08T07:00:00.000Z,plain,"Amsterdam, Centraal",\'=SUM(1),2026-03-08 01:59:59,2026-03-08 03:00:00\r\n',
       "'-t2,q_other,loc_x,2026-03-08T12:00:00.000Z,,\"with, comma\",,,2026-03-08 08:00:00,\r\n",
       't3,q_pay,loc_a,not-an-instant,,,"Amsterdam, Centraal",\'=SUM(1),,\r\n',

@@ -40,19 +40,6 @@ export function fitLabel(text: string, room: number): string {
 }
 
 /**
- * "Location · Queue" in `room` pixels: the location is cut first, so that two queues of one
- * long-named location stay told apart; the queue only when even a one-letter location leaves it no room.
- */
-export function fitPlace(location: string, queue: string, room: number): string {
-  if (!location) return fitLabel(queue, room)
-  const whole = `${location} · ${queue}`
-  if (textWidth(whole) <= room) return whole
-  const queueRoom = room - textWidth(`${location.slice(0, 1)}… · `)
-  if (textWidth(queue) > queueRoom) return `${location.slice(0, 1)}… · ${fitLabel(queue, queueRoom)}`
-  return `${fitLabel(location, room - textWidth(` · ${queue}`))} · ${queue}`
-}
-
-/**
  * The left margin of a vertical value axis whose values reach `highest`: its widest tick label
  * (the value rounded up to the next tick, grouped with commas as Plot writes them) plus the tick.
  */

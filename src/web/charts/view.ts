@@ -5,7 +5,8 @@
 import * as Plot from '@observablehq/plot'
 import { TICKET_STATUSES } from '../../client/index.ts'
 import { OUTCOMES, WEEKDAYS, type ChartNumbers, type QueuePlace } from './aggregate.ts'
-import { STATUS_COLOURS, fitPlace, textWidth, tickStep, valueMargin } from './text-fit.ts'
+import { STATUS_COLOURS, fitLabel, textWidth, tickStep, valueMargin } from './text-fit.ts'
+import { UTF8_BOM } from '../csv-cells.ts'
 import { STATUS_WORDS, numbersTables, placeLabel, tableCsv, weeklyTable, type ChartId, type NumbersTable } from './tables.ts'
 
 /** What each chart shows, said in words under its title (and read by a screen reader with the picture). */
@@ -13,7 +14,7 @@ const DESCRIPTIONS: Record<ChartId, string> = {
   'per-day': 'Tickets created each local day, stacked by their status now.',
   'per-week': 'Tickets created each local week (Monday to Sunday), stacked by their status now; the first and last week may hold fewer days of the range.',
   wait: 'Minutes from a ticket’s creation to its call, for the tickets that were called: the median (dark) and the 90th percentile (light) per queue of each location.',
-  arrivals: 'Tickets created in each local hour of each weekday; the darker, the more. Under it, every day of the range together, per hour.',
+  arrivals: 'Tickets created in each local hour of each weekday; the further from the background colour, the more. Under it, every day of the range together, per hour.',
   outcome: 'How the ended tickets of each queue of each location ended, as shares of them (per cent); Total is the number of ended tickets.',
 }
 
@@ -61,12 +62,22 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
 }
 
 /**
- * Horizontal bars per queue of a location: the label beside each row fits its margin (cut with
- * "…", the location first; the table has both names whole). Rows are keyed by queue id.
+ * Horizontal bars per queue of a location: "Location · Queue" beside each row when every label
+ * fits the margin (at most 42 % of the width), else two lines, the location above its queue, each
+ * cut with "…" to the same room, so that a location reads the same on every row and keeps as
+ * many letters as the margin holds (the table has both names whole). Rows are keyed by queue id.
  */
-function queueLabels(rows: readonly QueuePlace[], width: number): { marginLeft: number; tickFormat: (index: number) => string } {
-  const marginLeft = Math.min(Math.round(width * 0.42), Math.ceil(Math.max(0, ...rows.map((row) => textWidth(placeLabel(row))))) + 16)
-  return { marginLeft, tickFormat: (index: number) => fitPlace(rows[index]!.location, rows[index]!.queue, marginLeft - 14) }
+function queueLabels(rows: readonly QueuePlace[], width: number): { marginLeft: number; rowHeight: number; tickFormat: (index: number) => string } {
+  const widest = Math.round(width * 0.42) - 16
+  const oneLine = Math.ceil(Math.max(0, ...rows.map((row) => textWidth(placeLabel(row)))))
+  if (oneLine <= widest) return { marginLeft: oneLine + 16, rowHeight: 0, tickFormat: (index: number) => placeLabel(rows[index]!) }
+  const room = Math.min(widest, Math.ceil(Math.max(...rows.flatMap((row) => [textWidth(row.location), textWidth(row.queue)]))))
+  const tickFormat = (index: number) => {
+    const { location, queue } = rows[index]!
+    return location ? `${fitLabel(location, room)}\n${fitLabel(queue, room)}` : fitLabel(queue, room)
+  }
+  // Two lines of 12px text need a taller row than one.
+  return { marginLeft: room + 16, rowHeight: 40, tickFormat }
 }
 
 function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element | null {
@@ -78,11 +89,11 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element |
     case 'wait': {
       if (numbers.waits.length === 0) return null
       const rows = numbers.waits.map((row, index) => ({ ...row, index, label: placeLabel(row), median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 }))
-      const { marginLeft, tickFormat } = queueLabels(rows, width)
+      const { marginLeft, rowHeight, tickFormat } = queueLabels(rows, width)
       return Plot.plot({
         width,
         style: FONT,
-        height: X_AXIS.marginBottom + 10 + rows.length * 34,
+        height: X_AXIS.marginBottom + 10 + rows.length * Math.max(34, rowHeight),
         marginLeft,
         marginRight: 24,
         marginTop: 10,
@@ -100,7 +111,7 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element |
       return arrivalsCharts(numbers, width)
     case 'outcome': {
       if (numbers.outcomes.length === 0) return null
-      const { marginLeft, tickFormat } = queueLabels(numbers.outcomes, width)
+      const { marginLeft, rowHeight, tickFormat } = queueLabels(numbers.outcomes, width)
       const data = numbers.outcomes.flatMap((place, index) => {
         const total = place.counts.reduce((a, b) => a + b, 0)
         return OUTCOMES.map((status, i) => ({ index, label: placeLabel(place), status: STATUS_WORDS[status], share: (100 * place.counts[i]!) / total }))
@@ -108,7 +119,7 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element |
       return Plot.plot({
         width,
         style: FONT,
-        height: X_AXIS.marginBottom + 10 + numbers.outcomes.length * 30,
+        height: X_AXIS.marginBottom + 10 + numbers.outcomes.length * Math.max(30, rowHeight),
         marginLeft,
         marginRight: 24,
         marginTop: 10,
@@ -120,6 +131,19 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element |
       })
     }
   }
+}
+
+/** The brightest colour of the dark theme's heat map: the busiest hour stands out most from the dark page. */
+const DARK_BUSIEST = '#d4e9ff'
+
+/**
+ * The heat map's colours: light, from near-white (none) to dark blue (the busiest); dark, from
+ * the panel's own colour (none) to the brightest (the busiest), so emphasis is never reversed.
+ */
+function heatColours(): Plot.ScaleOptions {
+  if (!matchMedia('(prefers-color-scheme: dark)').matches) return { scheme: 'blues' }
+  const panel = getComputedStyle(document.documentElement).getPropertyValue('--panel').trim() || '#1e232b'
+  return { range: [panel, DARK_BUSIEST], interpolate: 'lab' }
 }
 
 /** The weekday × hour heat map, and under it the hours' totals over every day, on the same hours. */
@@ -138,7 +162,7 @@ function arrivalsCharts(numbers: ChartNumbers, width: number): Element {
     marginBottom: X_AXIS.marginBottom,
     padding: 0.05,
     // The ramp legend's own margins (Plot reads them from the scale's options): its first and last tick labels whole.
-    color: { scheme: 'blues', legend: true, label: 'Tickets created', zero: true, tickFormat: grouped, ...({ marginLeft: 14, marginRight: 24, width: Math.min(320, width) } as Plot.ScaleOptions) },
+    color: { ...heatColours(), legend: true, label: 'Tickets created', zero: true, tickFormat: grouped, ...({ marginLeft: 14, marginRight: 24, width: Math.min(320, width) } as Plot.ScaleOptions) },
     x: { ...hours, label: 'Hour of day', labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset },
     y: { label: null, domain: [...WEEKDAYS] },
     marks: [Plot.cell(data, { x: 'hour', y: 'weekday', fill: 'count', title: (d: (typeof data)[number]) => `${d.weekday} ${d.hour}:00: ${d.count}` })],
@@ -172,9 +196,21 @@ function asOneImage(chart: Element, label: string): HTMLElement {
   return image
 }
 
+/** A column of names (Location, Queue), not of numbers: left-aligned, numbers right-aligned. */
+const NUMBER = /^-?[\d,]+(\.\d+)?$/
+function textColumns(table: NumbersTable): boolean[] {
+  return table.headers.map((_, i) => table.rows.some((row) => !NUMBER.test(row[i]!)))
+}
+
 function numbersTable(table: NumbersTable): HTMLTableElement {
-  const head = element('thead', {}, element('tr', {}, ...table.headers.map((header) => element('th', { scope: 'col' }, header))))
-  const body = element('tbody', {}, ...table.rows.map(([first, ...rest]) => element('tr', {}, element('th', { scope: 'row' }, first!), ...rest.map((value) => element('td', {}, value)))))
+  const text = textColumns(table)
+  const cell = (tag: 'th' | 'td', value: string, i: number, scope?: string) => {
+    const node = element(tag, { className: text[i] ? 'text' : 'number' }, value)
+    if (scope) node.setAttribute('scope', scope)
+    return node
+  }
+  const head = element('thead', {}, element('tr', {}, ...table.headers.map((header, i) => cell('th', header, i, 'col'))))
+  const body = element('tbody', {}, ...table.rows.map(([first, ...rest]) => element('tr', {}, cell('th', first!, 0, 'row'), ...rest.map((value, i) => cell('td', value, i + 1)))))
   return element('table', { className: 'numbers' }, element('caption', {}, table.title), head, body)
 }
 
@@ -183,7 +219,7 @@ export class NumbersFiles {
   private urls: string[] = []
 
   link(table: NumbersTable, fileStem: string, describedBy: string): HTMLAnchorElement {
-    const url = URL.createObjectURL(new Blob([tableCsv(table)], { type: 'text/csv' }))
+    const url = URL.createObjectURL(new Blob([UTF8_BOM, tableCsv(table)], { type: 'text/csv' }))
     this.urls.push(url)
     const link = element('a', { href: url, download: `${table.id}_${fileStem}.csv`, className: 'download-numbers' }, 'Download these numbers (CSV)')
     link.setAttribute('aria-describedby', describedBy)
