@@ -10,7 +10,6 @@ import { ControlFile } from './control-file.ts'
 import { slugProblem } from './slug.ts'
 import * as schema from './schema.ts'
 import { apiTokens, demoQuotaUsage, organisations, serviceSettings } from './schema.ts'
-import { newId } from '../ids.ts'
 import { displayPrefix, generateToken, hashToken, randomBase62 } from '../auth/token.ts'
 import type { TokenLookup } from '../auth/authenticate.ts'
 
@@ -23,6 +22,11 @@ export type ApiTokenRecord = Omit<typeof apiTokens.$inferSelect, 'tokenHash'>
 const { tokenHash: _tokenHash, ...TOKEN_COLUMNS } = getTableColumns(apiTokens)
 
 export class ControlStoreError extends Error {}
+
+/** A new record's id: its type's prefix and 16 random base62 characters. */
+function newId(prefix: 'org' | 'tok'): string {
+  return `${prefix}_${randomBase62(16)}`
+}
 
 /** How long opening and migrating waits for another process's write lock (the admin CLI, another server). */
 const OPEN_BUSY_TIMEOUT_MS = 5000

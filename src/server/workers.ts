@@ -1,7 +1,6 @@
 import type { Subprocess } from 'bun'
-import type { Config } from '../config/config.ts'
+import { shownUrl, type Config } from '../config/config.ts'
 import type { Logger } from '../logger.ts'
-import { shownUrl } from './shown-url.ts'
 import { isListeningMessage } from './worker-messages.ts'
 import { relayLines } from './log-relay.ts'
 import { RestartBackoff } from './restart-backoff.ts'
