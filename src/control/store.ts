@@ -100,11 +100,9 @@ export class ControlStore {
   private readonly file: ControlFile<ControlConnection>
   readonly readOnly: boolean
   /**
-   * Active tokens seen recently, by hash. Valid while no other connection has committed to this
-   * file (PRAGMA data_version, a few microseconds; an indexed look-up measured about ten times
-   * that on the request path) and emptied by this store's own writes to tokens and organisations
-   * and by a reopen. So a revocation by the admin CLI, another process, still counts on the very
-   * next request.
+   * Active tokens seen recently, by hash (docs/decisions/0010-token-memory.md). Valid while no
+   * other connection has committed to this file (PRAGMA data_version), emptied by this store's
+   * own writes and by a reopen: a revocation by the admin CLI counts on the very next request.
    */
   private readonly activeTokens = new LRUCache<string, TokenLookup>({ max: 10_000 })
   private seenDataVersion = -1

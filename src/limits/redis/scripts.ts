@@ -8,8 +8,8 @@ import { redisScript } from './connection.ts'
  * the processes' clocks do not matter. ARGV[1] is the connection's nonce, returned first, and
  * ARGV[2] the call's deadline on Redis's clock (see RedisConnection.run): a script that runs
  * after it changes nothing and answers {nonce, 'late'}, so that a command Redis reads late (it
- * was stopped, or the network held it) never counts a request already refused with a 503. Numbers pass through Lua as doubles: milliseconds since 1970 are
- * 13 digits, inside Lua's 14 significant digits when Redis turns them into arguments.
+ * was stopped, or the network held it) never counts a request already refused with a 503.
+ * Milliseconds since 1970 (13 digits) fit the 14 significant digits of Lua's doubles.
  */
 
 /**
