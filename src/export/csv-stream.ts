@@ -41,17 +41,12 @@ interface DirectController {
 }
 
 /**
- * A CSV stream over a lazy statement iterator in the export's snapshot (TenantSnapshot).
- *
- * Everything that can fail before the first byte fails in this function (preparing the
- * statement and reading the first row), so the caller can still answer with a JSON error. After
- * that, rows are formatted about `chunkBytes` at a time and written straight to the response:
- * a Bun "direct" stream, with no queue between the formatter and the socket
- * (docs/decisions/0008-direct-stream-export.md). Memory stays flat whatever the row count: a
- * write the socket cannot take yet returns a promise, and the loop waits for it, so a slow
- * reader slows the query instead of filling memory. Every ending (complete, cancel, stall, failure)
- * closes the snapshot exactly once. A failure after the first byte
- * aborts the response, so the client sees a truncated transfer, never a file that looks complete.
+ * A CSV stream over the export's snapshot, written chunk by chunk to a Bun "direct" stream
+ * (docs/decisions/0008-direct-stream-export.md). What can fail before the first byte (the
+ * statement, the first row) fails in this function, so the caller can still answer with JSON;
+ * a write the socket cannot take is awaited, so a slow reader slows the query, not memory.
+ * Every ending closes the snapshot exactly once; a failure after the first byte aborts the
+ * response, so the client sees a truncated transfer, never a file that looks complete.
  */
 export function createCsvExportStream(options: ExportStreamOptions): ReadableStream<string> {
   const { snapshot, select, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd, onChunk, shutdown } = options
