@@ -52,7 +52,7 @@ export function readChangeWindow(lease: TenantLease, codec: ChangesTokenCodec, s
   if (since && since.historyId !== state.historyId) throw otherHistory()
   // Within one history a version beyond the file's own is a copy that lags (a restore starts a
   // new history, docs/operations.md#backups): later, or on another replica, it will be there.
-  // A cursor's point of another history (a recreated file) is not checked: as before, its walk goes on.
+  // A cursor's point of another history (a recreated file) is not checked: its walk goes on.
   for (const point of [since, seen]) if (point && point.historyId === state.historyId && point.version > state.version) throw copyBehind()
   return { token: codec.encode(lease.organisationId, state), sinceVersion: since?.version ?? null, reached: state }
 }

@@ -73,10 +73,8 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
     }
   }
 
-  // A reader that stops reading leaves a write waiting for the socket: the export's handler has
-  // lifted Bun's idle timeout for it (which would cut a reader pausing a few seconds), so the
-  // stall rule is this one. The watchdog notices, closes the snapshot (the
-  // statement, the transaction, the lease) and aborts the response.
+  // Bun's idle timeout is lifted while an export streams, so this watchdog is its stall rule: it
+  // closes the snapshot (statement, transaction, lease) and aborts the response.
   const watchdog = setInterval(
     () => {
       if (ended || performance.now() - lastProgress < stallTimeoutMs) return
@@ -119,11 +117,9 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
           const written = controller.write(nextChunk(header))
           header = false
           lastProgress = performance.now()
-          // A pending write is the socket's backpressure: wait for it to drain. Otherwise
-          // still return to the event loop once per chunk: a loop that never yields would let
-          // one export starve every other request. (Waiting before the close also keeps a
-          // one-chunk export chunked: Bun gives a stream that ends in the tick of its first
-          // write a Content-Length instead.)
+          // Wait out the socket's backpressure, else still yield once per chunk so that one export
+          // cannot starve other requests (and a one-chunk export stays chunked: Bun gives a
+          // stream that ends in its first write's tick a Content-Length).
           if (typeof written === 'object') await written
           else await yieldToEventLoop()
           if (next.done) break
