@@ -157,9 +157,7 @@ export function createApp(deps: AppDeps): App {
         // The pipeline answers every request itself; this is only the net under it.
         error: (error) => lastResortResponse(error, logger),
         development: false,
-        // Bun in production mode sets SO_REUSEPORT unless told not to: a second server started on
-        // this port would share it instead of failing (see http/port-in-use.ts). Only the workers
-        // of WORKERS=N, whose parent checked the port, share it on purpose.
+        // Bun sets SO_REUSEPORT unless told not to (http/port-in-use.ts); only the workers share on purpose.
         reusePort: options.reusePort ?? false,
         idleTimeout: idleTimeoutSeconds,
       })

@@ -3,10 +3,9 @@ import { ApiError } from '../errors/api-error.ts'
 
 /**
  * Turns a failure of the limits into 503 `limits_unavailable` with `Retry-After: 1`, and logs
- * an outage of each backend (Redis, control.sqlite) once when it starts and once when a call
- * to that same backend succeeds again, not once per refused request: with the embedded limits
- * a demo request asks the window in memory, which answers, and then the quota in
- * control.sqlite, which may not, and that is one outage, not a recovery and a new outage.
+ * each backend's outage (Redis, control.sqlite) once when it starts and once when that same
+ * backend answers again: a demo request whose window (memory) answers and whose quota
+ * (control.sqlite) does not is one outage, not a recovery and a new one.
  */
 export class LimitsOutage {
   private readonly down = new Set<string>()

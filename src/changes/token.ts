@@ -17,10 +17,9 @@ const CHANGES_TOKEN: SignedValueKind = {
 /**
  * Changes tokens (the X-Changes-Token header, taken back as `changedAfter`):
  * `base64url(JSON [organisationId, historyId, version]) . base64url(HMAC)`, a signed value
- * (crypto/signed-value.ts) as cursors are. The organisation and the history travel inside the signed payload, not only in the
- * signature, so that each way a token can be wrong gets its own answer: a token that does not
- * parse (malformed), one whose signature fails (altered), and a genuine one of another
- * organisation. Its history is checked against the file by `readChangeWindow`.
+ * (crypto/signed-value.ts). The organisation and history travel inside the payload, so that
+ * each way a token can be wrong gets its own answer: malformed, altered, or a genuine one of
+ * another organisation. Its history is checked against the file by `readChangeWindow`.
  */
 export class ChangesTokenCodec {
   private readonly codec: SignedValueCodec

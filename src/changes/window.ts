@@ -32,10 +32,9 @@ const CHANGE_STATE_SQL = new QueryBuilder()
 
 /**
  * Reads the change state of the lease's file and checks `since` (a decoded changedAfter) and
- * `seen` (the point a cursor's page had reached) against it. Call it inside the read transaction the response's rows come from: the token then holds
- * the highest version of that snapshot, never a later one, so that a change committed after the
- * snapshot comes with the next load (SQLite has one writer at a time: version order is commit
- * order). Throws 400 `param: changedAfter` for a file without change tracking, or a token of
+ * `seen` (the point a cursor's page had reached) against it. Call it inside the read
+ * transaction the response's rows come from: the token then holds that snapshot's highest
+ * version, so a change committed later comes with the next load (version order is commit order). Throws 400 `param: changedAfter` for a file without change tracking, or a token of
  * another history of the file; 503 `copy_behind` when either names a point of this history the
  * file has not reached (a replica's lagging copy: answering would leave rows out); a SQLite
  * error for a file that cannot be read.
@@ -52,7 +51,7 @@ export function readChangeWindow(lease: TenantLease, codec: ChangesTokenCodec, s
   if (since && since.historyId !== state.historyId) throw otherHistory()
   // Within one history a version beyond the file's own is a copy that lags (a restore starts a
   // new history, docs/operations.md#backups): later, or on another replica, it will be there.
-  // A cursor's point of another history (a recreated file) is not checked: as before, its walk goes on.
+  // A cursor's point of another history (a recreated file) is not checked: its walk goes on.
   for (const point of [since, seen]) if (point && point.historyId === state.historyId && point.version > state.version) throw copyBehind()
   return { token: codec.encode(lease.organisationId, state), sinceVersion: since?.version ?? null, reached: state }
 }

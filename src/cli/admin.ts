@@ -6,7 +6,18 @@ import { runReplicaCommand } from './replica.ts'
 import { USAGE } from './usage.ts'
 import { UsageError } from './args.ts'
 import { RestoreFailedError } from '../replica/restore.ts'
-import { errorText, type AdminErrorKind } from './errors.ts'
+
+/**
+ * How the admin CLI reports a failure: `usage` (wrong input, exit 2), `configuration` (the
+ * environment, exit 2), `unexpected` (exit 1). Without --json one line for a person; with --json
+ * exactly one JSON document, so that a script reading stderr can parse it as it parses stdout.
+ */
+type AdminErrorKind = 'usage' | 'configuration' | 'unexpected'
+
+function errorText(kind: AdminErrorKind, message: string, json: boolean): string {
+  const oneLine = message.replace(/\s*\n\s*/g, ' ')
+  return json ? JSON.stringify({ error: kind, message: oneLine }) + '\n' : `admin: ${oneLine}\n`
+}
 
 interface AdminIo {
   dataDir: string

@@ -7,11 +7,9 @@ import { embeddedLibrary, IN_COMPILED_FILE } from '../web/served-files.ts'
 const LIBRARY = 'libduckdb.so'
 
 /**
- * DuckDB's Node module needs libduckdb.so beside it ($ORIGIN). In the compiled file Bun writes the
- * module alone to a temporary file before loading it, so the library is written out here and
- * loaded first: the dynamic linker then finds it already loaded by its name. A private directory
- * of its own each run (no other user can put a library there), removed once loaded. From a
- * checkout node_modules has both side by side, and nothing is done.
+ * DuckDB's Node module needs libduckdb.so beside it ($ORIGIN), but the compiled file's Bun writes
+ * the module alone to a temporary file: so the library is loaded first, from a private directory
+ * of its own, and the dynamic linker finds it by name. From a checkout nothing is done.
  */
 export async function loadEmbeddedDuckdb(): Promise<void> {
   if (!IN_COMPILED_FILE) return

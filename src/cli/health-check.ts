@@ -1,5 +1,4 @@
-import { ConfigError, loadConfig } from '../config/config.ts'
-import { shownUrl } from '../server/shown-url.ts'
+import { ConfigError, loadConfig, shownUrl } from '../config/config.ts'
 
 /** A server on every interface is asked on this machine's own: an image without /etc/hosts has no `localhost`. */
 const LOOPBACK: Record<string, string> = { '0.0.0.0': '127.0.0.1', '::': '::1' }

@@ -10,7 +10,6 @@ import { ControlFile } from './control-file.ts'
 import { slugProblem } from './slug.ts'
 import * as schema from './schema.ts'
 import { apiTokens, demoQuotaUsage, organisations, serviceSettings } from './schema.ts'
-import { newId } from '../ids.ts'
 import { displayPrefix, generateToken, hashToken, randomBase62 } from '../auth/token.ts'
 import type { TokenLookup } from '../auth/authenticate.ts'
 
@@ -23,6 +22,11 @@ export type ApiTokenRecord = Omit<typeof apiTokens.$inferSelect, 'tokenHash'>
 const { tokenHash: _tokenHash, ...TOKEN_COLUMNS } = getTableColumns(apiTokens)
 
 export class ControlStoreError extends Error {}
+
+/** A new record's id: its type's prefix and 16 random base62 characters. */
+function newId(prefix: 'org' | 'tok'): string {
+  return `${prefix}_${randomBase62(16)}`
+}
 
 /** How long opening and migrating waits for another process's write lock (the admin CLI, another server). */
 const OPEN_BUSY_TIMEOUT_MS = 5000
@@ -96,11 +100,9 @@ export class ControlStore {
   private readonly file: ControlFile<ControlConnection>
   readonly readOnly: boolean
   /**
-   * Active tokens seen recently, by hash. Valid while no other connection has committed to this
-   * file (PRAGMA data_version, a few microseconds; an indexed look-up measured about ten times
-   * that on the request path) and emptied by this store's own writes to tokens and organisations
-   * and by a reopen. So a revocation by the admin CLI, another process, still counts on the very
-   * next request.
+   * Active tokens seen recently, by hash (docs/decisions/0010-token-memory.md). Valid while no
+   * other connection has committed to this file (PRAGMA data_version), emptied by this store's
+   * own writes and by a reopen: a revocation by the admin CLI counts on the very next request.
    */
   private readonly activeTokens = new LRUCache<string, TokenLookup>({ max: 10_000 })
   private seenDataVersion = -1

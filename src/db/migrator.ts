@@ -2,9 +2,9 @@ import type { Database } from 'bun:sqlite'
 
 /**
  * Schema migrations keyed on `PRAGMA user_version`: migration N (1-based) moves a file from
- * version N-1 to N. The tenant contract (docs/operations.md#schema-versions) names the schema version by
- * `user_version`, so the control store uses the same mechanism rather than drizzle-kit's
- * journal table: one way to migrate, and a tenant file carries no table of ours for it.
+ * version N-1 to N. The tenant contract (docs/operations.md#schema-versions) names its version
+ * by `user_version`, so the control store does too rather than keep drizzle-kit's journal table
+ * (docs/decisions/0004-migrations-by-user-version.md).
  */
 export interface Migration {
   description: string

@@ -4,8 +4,8 @@ import type { Ticket } from '../contract/schemas.ts'
 /**
  * CSV of ticket rows (docs/api.md#csv-export, RFC 4180): comma separator, CRLF line ends, a field
  * quoted only when it holds a comma, quote, CR or LF (quotes doubled), null as an empty field,
- * no byte-order mark. Written by hand for these 12 known columns: see docs/performance.md for
- * the measurement against fast-csv's formatter.
+ * no byte-order mark. Written by hand for these 12 known columns
+ * (docs/decisions/0008-direct-stream-export.md).
  */
 
 /** The header row is the contract's field list, in its order. */

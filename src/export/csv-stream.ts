@@ -41,17 +41,12 @@ interface DirectController {
 }
 
 /**
- * A CSV stream over a lazy statement iterator in the export's snapshot (TenantSnapshot).
- *
- * Everything that can fail before the first byte fails in this function (preparing the
- * statement and reading the first row), so the caller can still answer with a JSON error. After
- * that, rows are formatted about `chunkBytes` at a time and written straight to the response:
- * a Bun "direct" stream, with no queue between the formatter and the socket
- * (docs/decisions/0008-direct-stream-export.md). Memory stays flat whatever the row count: a
- * write the socket cannot take yet returns a promise, and the loop waits for it, so a slow
- * reader slows the query instead of filling memory. Every ending (complete, cancel, stall, failure)
- * closes the snapshot exactly once. A failure after the first byte
- * aborts the response, so the client sees a truncated transfer, never a file that looks complete.
+ * A CSV stream over the export's snapshot, written chunk by chunk to a Bun "direct" stream
+ * (docs/decisions/0008-direct-stream-export.md). What can fail before the first byte (the
+ * statement, the first row) fails in this function, so the caller can still answer with JSON;
+ * a write the socket cannot take is awaited, so a slow reader slows the query, not memory.
+ * Every ending closes the snapshot exactly once; a failure after the first byte aborts the
+ * response, so the client sees a truncated transfer, never a file that looks complete.
  */
 export function createCsvExportStream(options: ExportStreamOptions): ReadableStream<string> {
   const { snapshot, select, demo, stallTimeoutMs, chunkBytes = 64 * 1024, onEnd, onChunk, shutdown } = options
@@ -78,10 +73,8 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
     }
   }
 
-  // A reader that stops reading leaves a write waiting for the socket: the export's handler has
-  // lifted Bun's idle timeout for it (which would cut a reader pausing a few seconds), so the
-  // stall rule is this one. The watchdog notices, closes the snapshot (the
-  // statement, the transaction, the lease) and aborts the response.
+  // Bun's idle timeout is lifted while an export streams, so this watchdog is its stall rule: it
+  // closes the snapshot (statement, transaction, lease) and aborts the response.
   const watchdog = setInterval(
     () => {
       if (ended || performance.now() - lastProgress < stallTimeoutMs) return
@@ -124,11 +117,9 @@ export function createCsvExportStream(options: ExportStreamOptions): ReadableStr
           const written = controller.write(nextChunk(header))
           header = false
           lastProgress = performance.now()
-          // A pending write is the socket's backpressure: wait for it to drain. Otherwise
-          // still return to the event loop once per chunk: a loop that never yields would let
-          // one export starve every other request. (Waiting before the close also keeps a
-          // one-chunk export chunked: Bun gives a stream that ends in the tick of its first
-          // write a Content-Length instead.)
+          // Wait out the socket's backpressure, else still yield once per chunk so that one export
+          // cannot starve other requests (and a one-chunk export stays chunked: Bun gives a
+          // stream that ends in its first write's tick a Content-Length).
           if (typeof written === 'object') await written
           else await yieldToEventLoop()
           if (next.done) break

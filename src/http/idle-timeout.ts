@@ -1,12 +1,9 @@
 import type { Server } from 'bun'
 
 /**
- * Bun's idle timeout of a connection, per request. Bun closes a connection on which nothing was
- * sent or received for `idleTimeout` seconds, and a response whose reader pauses is such a
- * connection: its write waits for the socket, so a slow or pausing reader of an export would be
- * cut by the HTTP server long before the export's own stall rule. A response that keeps its own
- * rule lifts the timeout while it streams and puts it back before its last byte, so that the
- * connection, kept alive afterwards, is again closed when idle.
+ * Bun's idle timeout of a connection, per request: Bun counts a connection whose write waits on a
+ * pausing reader as idle, and would cut an export long before its own stall rule. A response with
+ * its own rule lifts the timeout while it streams and puts it back before its last byte.
  */
 export interface IdleTimeout {
   /** No idle timeout for this request's connection until `restore`. */

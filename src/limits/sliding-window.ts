@@ -11,12 +11,9 @@ import { describeWindow } from './state.ts'
  */
 
 /**
- * One key's counted request times, ascending. Expired times leave from the front by moving a
- * head index, not by `splice(0, n)`: that moves every remaining time, and with a high configured
- * limit a busy token holds tens of thousands (the benchmark's 1,000,000 per minute at ~1,000
- * requests per second keeps ~60,000, ~480 KB moved per request, enough to flush the L2 cache
- * that the page being served needs). The array is compacted once the dead front is at least
- * half of it, so each time is copied O(1) times on average.
+ * One key's counted request times, ascending. Expired times leave by moving a head index, not by
+ * `splice(0, n)`, which moves every remaining time (docs/decisions/0011-limits-seam.md); the
+ * array is compacted once half of it is dead, so each time is copied O(1) times on average.
  */
 class RequestTimes {
   private times: number[] = []

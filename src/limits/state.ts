@@ -29,9 +29,8 @@ export function describeWindow(window: {
     allowed: count < limit,
     limit,
     remaining: Math.max(0, limit - count),
-    // Never negative, even on a clock that went back (Redis's wall clock can). The difference of
-    // the two times first: on fractional milliseconds (the monotonic clock), `newest + windowMs -
-    // now` rounds a request counted just now to a hair over the window, which ceil made 61 s.
+    // Never negative, even on a clock that went back (Redis's can). The difference first: on
+    // fractional milliseconds `newest + windowMs - now` puts a request just counted a hair over.
     resetSeconds: newest === undefined ? 0 : Math.max(0, Math.ceil((newest - now + windowMs) / 1000)),
     retryAfterSeconds: blocking === undefined ? 0 : Math.max(1, Math.ceil((blocking - now + windowMs) / 1000)),
   }

@@ -1,21 +1,11 @@
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
 
 /**
- * WORKERS=N: one scrape of the parent covers every worker (docs/operations.md#metrics).
- *
- * prom-client's AggregatorRegistry asks its workers through node:cluster, which the workers here
- * are not (the parent starts them with Bun.spawn and shares the port by reusePort). So the
- * asking goes over the IPC channel Bun.spawn opens to each worker (`ipc`, JSON messages): the
- * parent sends `{ type: 'metrics?', id }`, a worker answers `{ type: 'metrics', id, metrics }`
- * with its registries as JSON, and the parent combines the answers with the aggregator's own
- * `aggregate` (counters and histograms summed, each gauge as its metric says).
- *
- * Three things keep the service's counters from going backwards, which Prometheus would read as
- * a reset (and `rate()` as a burst): a worker that does not answer in time is counted with its
- * last answer; a worker that exits leaves its last counters and histograms behind, so the one
- * that replaces it adds to them; and a scrape sums, at one instant, the workers still running
- * and what the exited ones left, so a worker that exits while a scrape waits is counted once.
- * Workers are known by pid: during a rolling restart two processes hold one index.
+ * WORKERS=N: one scrape of the parent covers every worker (docs/operations.md#metrics), asked over
+ * Bun.spawn's IPC channel and combined by prom-client's `aggregate`
+ * (docs/decisions/0020-metrics-across-workers.md). A counter never goes backwards (Prometheus
+ * would read a reset): a silent worker counts with its last answer, an exited one leaves its
+ * counters behind. Workers are known by pid: during a rolling restart two hold one index.
  */
 
 type MetricJson = MetricObjectWithValues<MetricValue<string>>

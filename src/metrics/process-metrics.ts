@@ -4,11 +4,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client'
  * prom-client's default metrics of this process (CPU, memory, file descriptors, event-loop lag,
  * heap, GC) in a registry of their own, labelled `worker` under WORKERS=N so that the parent's
  * scrape keeps each worker's apart instead of adding them up.
- *
- * Left out: the three `nodejs_active_*_total` gauges. Their names end in `_total`, which
- * Prometheus reserves for counters (`promtool check metrics` rejects them), and Bun does not
- * implement what they read (`process._getActiveHandles`), so they are always 0. Their unsuffixed
- * twins stay.
+ * Left out: the `nodejs_active_*_total` gauges, always 0 under Bun and named like counters.
  */
 const LEFT_OUT = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']
 

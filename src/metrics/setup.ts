@@ -1,7 +1,6 @@
 import type { Server } from 'bun'
-import type { Config } from '../config/config.ts'
+import { shownUrl, type Config } from '../config/config.ts'
 import type { Logger } from '../logger.ts'
-import { shownUrl } from '../server/shown-url.ts'
 import { answerScrapesFromParent, WorkerMetrics } from './across-workers.ts'
 import { startMetricsListener } from './listener.ts'
 import { createProcessMetrics } from './process-metrics.ts'

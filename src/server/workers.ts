@@ -1,7 +1,6 @@
 import type { Subprocess } from 'bun'
-import type { Config } from '../config/config.ts'
+import { shownUrl, type Config } from '../config/config.ts'
 import type { Logger } from '../logger.ts'
-import { shownUrl } from './shown-url.ts'
 import { isListeningMessage } from './worker-messages.ts'
 import { relayLines } from './log-relay.ts'
 import { RestartBackoff } from './restart-backoff.ts'
@@ -248,11 +247,9 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
 }
 
 /**
- * In a worker: when its supervisor (`parent`, the pid it was given) is gone, killed without
- * passing a signal on, the worker has been adopted by another process; it then shuts down as on
- * SIGTERM instead of serving on unwatched. The pid comes from the supervisor rather than from
- * process.ppid at this call, which a supervisor killed while the worker started would have
- * already changed.
+ * In a worker: when its supervisor is gone (killed without passing a signal on), shuts down as on
+ * SIGTERM instead of serving unwatched. `parent` is the pid the supervisor gave, not
+ * process.ppid, which may already have changed by the time this runs.
  */
 export function stopWhenOrphaned(parent: number, onOrphaned: () => void, everyMs = 1000): void {
   const check = () => {

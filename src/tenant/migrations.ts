@@ -14,10 +14,9 @@ function dropsOf(sql: string): string {
  * Tenant-file migrations. Version 1 is the contract schema of docs/operations.md#tenant-schema,
  * as the administration application writes it. Later versions only add what the API needs:
  * indexes to read fast (2), the change log and its triggers (3), triggers that refuse rows
- * breaking the contract's value rules (4). They never change a table or
- * column of the contract, and the read-only API never runs them (`admin migrate` does). Each
- * later version has its step back (`admin migrate --to N`); version 1 is the administration
- * application's schema, with nothing of ours to take away.
+ * breaking the contract's value rules (4). They never change a table or column of the
+ * contract, and the read-only API never runs them (`admin migrate` does). Each later version has
+ * its step back (`admin migrate --to N`); version 1 has nothing of ours to take away.
  */
 export const TENANT_MIGRATIONS: readonly Migration[] = withSteps([
   {

@@ -17,11 +17,9 @@ export interface CursorPosition {
 }
 
 /**
- * A longer cursor is refused before anything is decoded. A cursor travels in the request line,
- * which the pipeline bounds at 16 KiB (http/request-head.ts); this leaves room for the rest of
- * the request and still holds every cursor made here for a ticket id of up to about 8,900 bytes
- * of UTF-8 (the position is the id and a 24-character instant, base64url: 4/3 of its bytes), so
- * that a next page's cursor is never refused.
+ * A longer cursor is refused before anything is decoded: it fits the 16 KiB request line
+ * (http/request-head.ts) with room to spare, and still holds the cursor of a ticket id of up to
+ * about 8,900 bytes, so that a next page's cursor is never refused.
  */
 const MAX_CURSOR_LENGTH = 12_000
 

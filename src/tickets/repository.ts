@@ -73,18 +73,14 @@ export interface QueryShape {
 export function compileTicketQuery(query: ParsedTicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): CompiledQuery {
   const shapes = filterShapes(query)
 
-  // changedAfter reads the change log alone, which holds each changed ticket's served columns
-  // as of its latest change (kept equal to the ticket's in the writer's transaction, see
-  // tenant/migrations.ts, version 3). It starts from the changed tickets, not the range: the
-  // log's rows after the version are a range of its integer primary key, read in one stretch,
-  // filtered, and sorted (a few thousand rows for a daily load, against a million in the range).
+  // changedAfter reads the change log alone (each changed ticket's served columns, kept equal by
+  // version 3's triggers): its rows after the version are one stretch of its primary key, a few
+  // thousand for a daily load where the range may hold a million.
   const table = changedAfter ? ticketChanges : tickets
   const conditions = [
     changedAfter ? gt(ticketChanges.version, sql.placeholder('since')) : undefined,
-    // After a cursor, the position is the only lower bound: given both `created_at >= from` and
-    // the row value, SQLite seeks the index with the first and filters its way to the position,
-    // so page N would cost N pages. The cursor is signed for this query, so its position is
-    // never before `from`.
+    // After a cursor its position (signed for this query, never before `from`) is the only lower
+    // bound: given `created_at >= from` too, SQLite seeks by that, so page N would cost N pages.
     afterCursor
       ? sql`(${table.createdAt}, ${table.id}) > (${sql.placeholder('afterCreatedAt')}, ${sql.placeholder('afterId')})`
       : gte(table.createdAt, sql.placeholder('from')),

@@ -6,27 +6,11 @@ import { loginFailure } from './login-check.ts'
 const NO_DEADLINE = 9_000_000_000_000_000
 
 /**
- * One connection to Redis for the limits, every call bounded in time.
- *
- * Bun's RedisClient is used with its own reconnection and offline queue turned off, and this
- * class reconnects instead, by building a new client, since the client's own reconnect path has
- * mismatched and lost replies (docs/decisions/0012-bun-redis-client.md). A fresh client starts
- * with an empty queue, so no reply of the old connection can reach a new command. A call that times out
- * or fails on the connection discards the client (a half-open TCP connection would otherwise
- * never heal); the next call opens another, at most one attempt at a time, and after a failed
- * attempt calls fail at once for `retryDelayMs` instead of each waiting for a dead server.
- *
- * Every script reply starts with a nonce the call sent, checked here: a reply that belongs to
- * another command fails the call and replaces the connection instead of answering with someone
- * else's count.
- *
- * Every script call also carries a deadline on Redis's clock, half the command timeout after it
- * is sent: a command that Redis runs later (it was stopped with SIGSTOP, or the network held
- * it, and the call has already failed with a 503) changes nothing. Half, so that the reply of a
- * command run just before its deadline still has time to come back before the call gives up.
- * Redis's clock is read (`TIME`) when a connection opens, against this process's monotonic
- * clock; a reply saying "late" that arrives in time means that reading is off (Redis's clock
- * was stepped), so the connection is replaced and the next one reads it again.
+ * One connection to Redis for the limits, every call bounded in time. Bun's client reconnects
+ * with replies mismatched or lost, so its reconnection is off and a call that fails or times out
+ * replaces the client (docs/decisions/0012-bun-redis-client.md); after a failed attempt calls
+ * fail at once for `retryDelayMs`. A script reply must carry back the call's nonce, and a script
+ * Redis runs after its deadline (half the command timeout, on Redis's clock) changes nothing.
  */
 
 /** The prefix of every key of the limits unless configured otherwise, so that they can share a Redis with other data. */

@@ -1,7 +1,6 @@
 import { tooManyForToken, tooManyInAll, type ExportSlotLimits, type ExportSlots } from '../export-slots.ts'
-import { memberIds } from './member-ids.ts'
 import { DEFAULT_KEY_PREFIX, type ScriptRunner } from './connection.ts'
-import { CLAIM_EXPORT_SCRIPT, REFRESH_EXPORT_SCRIPT, RELEASE_EXPORT_SCRIPT } from './scripts.ts'
+import { CLAIM_EXPORT_SCRIPT, REFRESH_EXPORT_SCRIPT, RELEASE_EXPORT_SCRIPT, memberIds } from './scripts.ts'
 
 export interface RedisExportSlotsOptions extends ExportSlotLimits {
   /** Prefix of every key, so that the limits can share a Redis with other data. @default DEFAULT_KEY_PREFIX */

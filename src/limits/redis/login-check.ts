@@ -1,10 +1,7 @@
 /**
- * Why Redis closed a new connection, when it was the login. Bun's client logs in during its
- * handshake (HELLO with AUTH) and reports a refused login as "Connection closed", the same as
- * a server that went away; an operator with a wrong password needs to read "authentication".
- * So after such a failure one more connection asks Redis itself: `AUTH` with the URL's
- * credentials (or `PING` when it has none) and reads the first reply. The answer names Redis's
- * error code, never the password or anything else of the URL.
+ * Why Redis closed a new connection, when it was the login: Bun's client reports a refused login
+ * as "Connection closed", so one more connection sends `AUTH` (or `PING`) and reads the reply.
+ * The answer names Redis's error code, never the password or anything else of the URL.
  */
 
 /** One RESP command as bytes. */

@@ -1,8 +1,7 @@
 import { countedDecision, describeWindow } from '../state.ts'
-import { memberIds } from './member-ids.ts'
 import type { RateLimiter, WindowDecision, WindowState } from '../types.ts'
 import { DEFAULT_KEY_PREFIX, type ScriptRunner } from './connection.ts'
-import { PROBE_SCRIPT, WINDOW_SCRIPT } from './scripts.ts'
+import { PROBE_SCRIPT, WINDOW_SCRIPT, memberIds } from './scripts.ts'
 
 export interface RedisRateLimiterOptions {
   limit: number

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { redisScript } from './connection.ts'
 
 /**
@@ -7,8 +8,8 @@ import { redisScript } from './connection.ts'
  * the processes' clocks do not matter. ARGV[1] is the connection's nonce, returned first, and
  * ARGV[2] the call's deadline on Redis's clock (see RedisConnection.run): a script that runs
  * after it changes nothing and answers {nonce, 'late'}, so that a command Redis reads late (it
- * was stopped, or the network held it) never counts a request already refused with a 503. Numbers pass through Lua as doubles: milliseconds since 1970 are
- * 13 digits, inside Lua's 14 significant digits when Redis turns them into arguments.
+ * was stopped, or the network held it) never counts a request already refused with a 503.
+ * Milliseconds since 1970 (13 digits) fit the 14 significant digits of Lua's doubles.
  */
 
 /**
@@ -150,3 +151,14 @@ export const RELEASE_EXPORT_SCRIPT = redisScript(`
 for _, key in ipairs(KEYS) do redis.call('ZREM', key, ARGV[3]) end
 return {ARGV[1], 'released'}
 `)
+
+/**
+ * Makes sorted-set members unique across every process sharing one Redis: this process's random
+ * tag and a counter. Each counted request (or running export) is one member, so that two in the
+ * same millisecond are two entries and a give-back removes exactly its own.
+ */
+export function memberIds(): () => string {
+  const tag = randomBytes(6).toString('base64url')
+  let counter = 0
+  return () => `${tag}${(++counter).toString(36)}`
+}
