@@ -39,19 +39,23 @@ export interface ServerMetrics {
   recorder: MetricsRecorder
   /** Opens the listener, if this process has one. */
   listen(): MetricsListening | undefined
+  /** Once the drain has ended: a worker hands its final metrics to its parent (resolves once kept). */
+  final(): Promise<void>
 }
+
+const nothingToHand = async () => {}
 
 /** A lone server (`worker` undefined) or a worker of WORKERS=N. */
 export function serverMetrics(config: Config, logger: Logger, worker: number | undefined): ServerMetrics {
-  if (config.metricsPort === undefined) return { recorder: noMetrics, listen: () => undefined }
+  if (config.metricsPort === undefined) return { recorder: noMetrics, listen: () => undefined, final: nothingToHand }
   const service = createServiceMetrics()
   if (worker !== undefined) {
-    answerScrapesFromParent(service.registry, createProcessMetrics(String(worker)))
-    return { recorder: service.recorder, listen: () => undefined }
+    const parent = answerScrapesFromParent(service.registry, createProcessMetrics(String(worker)))
+    return { recorder: service.recorder, listen: () => undefined, final: parent.final }
   }
   const perProcess = createProcessMetrics()
   const scrape = async () => (await service.registry.metrics()) + (await perProcess.metrics())
-  return { recorder: service.recorder, listen: () => listen(config, logger, scrape) }
+  return { recorder: service.recorder, listen: () => listen(config, logger, scrape), final: nothingToHand }
 }
 
 /**
