@@ -17,8 +17,10 @@ import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type
  * and what the exited ones left, so a worker that exits while a scrape waits is counted once.
  * Workers are known by pid: during a rolling restart two processes hold one index.
  *
- * A worker that stops gracefully keeps them complete: it sends its final metrics once its drain
- * has ended (`final`), and waits until the parent says it kept them.
+ * Two things keep them complete: a worker that stops gracefully sends its final metrics once its
+ * drain has ended (`final`), and waits until the parent says it kept them; and the parent asks
+ * every worker on a timer (`refresh`), not only when scraped, so a worker killed outright leaves
+ * counts at most about one interval old.
  */
 
 type MetricJson = MetricObjectWithValues<MetricValue<string>>
@@ -115,12 +117,16 @@ interface Worker {
   waiting: Map<number, () => void>
 }
 
+/** How often the parent asks every worker for its metrics between scrapes. */
+export const REFRESH_EVERY_MS = 1000
+
 /** What the parent keeps of each worker for the next scrape. */
 export class WorkerMetrics {
   private readonly workers = new Map<number, Worker>()
   /** Counters and histograms of workers that exited, summed. */
   private retired: MetricJson[] = []
   private nextId = 1
+  private refreshing = false
 
   /**
    * @param options.parentProcess the parent's own process metrics, included in every scrape
@@ -145,6 +151,20 @@ export class WorkerMetrics {
       this.tell(worker, { type: 'metrics-kept' })
     }
     worker.waiting.get(message.id)?.()
+  }
+
+  /**
+   * Asks every worker for its metrics now, so that what a worker killed outright leaves is that
+   * recent (called on a timer; a round still waiting for a worker is not started again).
+   */
+  async refresh(): Promise<void> {
+    if (this.refreshing) return
+    this.refreshing = true
+    try {
+      await Promise.all([...this.workers.values()].map((worker) => this.ask(worker)))
+    } finally {
+      this.refreshing = false
+    }
   }
 
   /** A worker exited: what it counted stays in the service's totals. */

@@ -2,7 +2,7 @@ import type { Server } from 'bun'
 import type { Config } from '../config/config.ts'
 import type { Logger } from '../logger.ts'
 import { shownUrl } from '../server/shown-url.ts'
-import { answerScrapesFromParent, WorkerMetrics } from './across-workers.ts'
+import { answerScrapesFromParent, REFRESH_EVERY_MS, WorkerMetrics } from './across-workers.ts'
 import { startMetricsListener } from './listener.ts'
 import { createProcessMetrics } from './process-metrics.ts'
 import { createServiceMetrics } from './prometheus.ts'
@@ -66,5 +66,7 @@ export function parentMetrics(config: Config, logger: Logger): { channel: Worker
   if (config.metricsPort === undefined) return undefined
   const supervisor = createSupervisorMetrics()
   const channel = new WorkerMetrics({ parentProcess: createProcessMetrics('parent'), parent: supervisor.registry })
+  // Between scrapes too: a worker killed outright then loses at most about this much of its counts.
+  setInterval(() => void channel.refresh(), REFRESH_EVERY_MS).unref()
   return { channel, workerRestarted: supervisor.workerRestarted, listen: () => listen(config, logger, async () => (await channel.collect()).metrics()) }
 }

@@ -109,6 +109,16 @@ describe('WorkerMetrics', () => {
     expect(valueOf(await scrape(channel), 'queue_api_requests_total', { operation: 'queues' })).toBe(1)
   })
 
+  test('refresh asks every worker between scrapes: a worker that then exits leaves what it had counted by then', async () => {
+    const channel = new WorkerMetrics()
+    const a = worker(channel, 0)
+    a.recorder.requestAnswered('tickets', 200, 0.001)
+    await channel.refresh()
+    a.state.answering = false
+    channel.closed(0)
+    expect(valueOf(await scrape(channel), 'queue_api_requests_total', { operation: 'tickets' })).toBe(1)
+  })
+
   test('workers are known by pid: two processes of one index (a rolling restart) are both counted', async () => {
     const channel = new WorkerMetrics()
     const old = worker(channel, 101)
