@@ -125,17 +125,21 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     }
     stopping = true
     logger.info('shutdown_started', { signal, inFlight: app.inFlight(), drainMs: config.shutdownDrainMs })
-    app.close(config.shutdownDrainMs, { handoverMs: HANDOVER_MS }).then(
-      () => {
-        logger.info('shutdown_complete')
-        sink.flush()
-        process.exit(0)
-      },
-      (error) => {
-        logger.error('shutdown_failed', { error: String(error) })
-        process.exit(1)
-      },
-    )
+    app
+      .close(config.shutdownDrainMs, { handoverMs: HANDOVER_MS })
+      // After the last request and export: what this worker counted is kept by its supervisor.
+      .then(() => metrics.final())
+      .then(
+        () => {
+          logger.info('shutdown_complete')
+          sink.flush()
+          process.exit(0)
+        },
+        (error) => {
+          logger.error('shutdown_failed', { error: String(error) })
+          process.exit(1)
+        },
+      )
   })
 }
 // After the handlers above: a worker orphaned already drains as on SIGTERM.

@@ -1,7 +1,7 @@
 import type { Server } from 'bun'
 import { shownUrl, type Config } from '../config/config.ts'
 import type { Logger } from '../logger.ts'
-import { answerScrapesFromParent, WorkerMetrics } from './across-workers.ts'
+import { answerScrapesFromParent, REFRESH_EVERY_MS, WorkerMetrics } from './across-workers.ts'
 import { startMetricsListener } from './listener.ts'
 import { createProcessMetrics } from './process-metrics.ts'
 import { createServiceMetrics } from './prometheus.ts'
@@ -38,19 +38,23 @@ export interface ServerMetrics {
   recorder: MetricsRecorder
   /** Opens the listener, if this process has one. */
   listen(): MetricsListening | undefined
+  /** Once the drain has ended: a worker hands its final metrics to its parent (resolves once kept). */
+  final(): Promise<void>
 }
+
+const nothingToHand = async () => {}
 
 /** A lone server (`worker` undefined) or a worker of WORKERS=N. */
 export function serverMetrics(config: Config, logger: Logger, worker: number | undefined): ServerMetrics {
-  if (config.metricsPort === undefined) return { recorder: noMetrics, listen: () => undefined }
+  if (config.metricsPort === undefined) return { recorder: noMetrics, listen: () => undefined, final: nothingToHand }
   const service = createServiceMetrics()
   if (worker !== undefined) {
-    answerScrapesFromParent(service.registry, createProcessMetrics(String(worker)))
-    return { recorder: service.recorder, listen: () => undefined }
+    const parent = answerScrapesFromParent(service.registry, createProcessMetrics(String(worker)))
+    return { recorder: service.recorder, listen: () => undefined, final: parent.final }
   }
   const perProcess = createProcessMetrics()
   const scrape = async () => (await service.registry.metrics()) + (await perProcess.metrics())
-  return { recorder: service.recorder, listen: () => listen(config, logger, scrape) }
+  return { recorder: service.recorder, listen: () => listen(config, logger, scrape), final: nothingToHand }
 }
 
 /**
@@ -61,5 +65,7 @@ export function parentMetrics(config: Config, logger: Logger): { channel: Worker
   if (config.metricsPort === undefined) return undefined
   const supervisor = createSupervisorMetrics()
   const channel = new WorkerMetrics({ parentProcess: createProcessMetrics('parent'), parent: supervisor.registry })
+  // Between scrapes too: a worker killed outright then loses at most about this much of its counts.
+  setInterval(() => void channel.refresh(), REFRESH_EVERY_MS).unref()
   return { channel, workerRestarted: supervisor.workerRestarted, listen: () => listen(config, logger, async () => (await channel.collect()).metrics()) }
 }

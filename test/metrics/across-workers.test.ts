@@ -94,6 +94,31 @@ describe('WorkerMetrics', () => {
     expect(totals).toEqual([2, 2])
   })
 
+  test('a worker’s final metrics are kept and acknowledged; an answer that arrives after them changes nothing', async () => {
+    const channel = new WorkerMetrics()
+    const metrics = createServiceMetrics()
+    const told: unknown[] = []
+    channel.opened(7, (message) => told.push(message))
+    metrics.recorder.requestAnswered('queues', 200, 0.001)
+    const final = structuredClone(await metrics.registry.getMetricsAsJSON())
+    channel.received(7, { type: 'metrics', id: 0, metrics: final, final: true })
+    expect(told).toEqual([{ type: 'metrics-kept' }])
+    metrics.recorder.requestAnswered('queues', 200, 0.001) // not counted: nothing after the final answer is
+    channel.received(7, { type: 'metrics', id: 1, metrics: structuredClone(await metrics.registry.getMetricsAsJSON()) })
+    channel.closed(7)
+    expect(valueOf(await scrape(channel), 'queue_api_requests_total', { operation: 'queues' })).toBe(1)
+  })
+
+  test('refresh asks every worker between scrapes: a worker that then exits leaves what it had counted by then', async () => {
+    const channel = new WorkerMetrics()
+    const a = worker(channel, 0)
+    a.recorder.requestAnswered('tickets', 200, 0.001)
+    await channel.refresh()
+    a.state.answering = false
+    channel.closed(0)
+    expect(valueOf(await scrape(channel), 'queue_api_requests_total', { operation: 'tickets' })).toBe(1)
+  })
+
   test('workers are known by pid: two processes of one index (a rolling restart) are both counted', async () => {
     const channel = new WorkerMetrics()
     const old = worker(channel, 101)
