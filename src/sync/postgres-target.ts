@@ -40,7 +40,7 @@ export class PostgresTarget implements SyncTarget {
   }
 
   /**
-   * Connects, takes the schema's run lock, and creates the schema and its tables if needed.
+   * Connects and takes the schema's run lock; prepare() creates the schema and its tables.
    * Everything runs on one reserved connection: a window's COPY, upsert and state in one
    * transaction on it, and the run lock, a session lock, held on it until close().
    */
@@ -64,36 +64,6 @@ export class PostgresTarget implements SyncTarget {
       // A lock held elsewhere (a CREATE INDEX, a LOCK TABLE) is waited for this long, not for ever.
       await sql.unsafe(`SET lock_timeout = '${Math.round(lockTimeoutSeconds * 1000)}ms'`)
       await takeRunLock(sql, location.schema)
-      const s = `"${location.schema}"`
-      const reserved = sql
-      await withLockTimeout(reserved, location, lockTimeoutSeconds, () => reserved.begin(async (tx) => {
-        await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`)
-        await tx.unsafe(`
-          CREATE TABLE IF NOT EXISTS ${s}.locations (id TEXT PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL);
-          CREATE TABLE IF NOT EXISTS ${s}.queues (id TEXT PRIMARY KEY, location_id TEXT NOT NULL, name TEXT NOT NULL, slug TEXT NOT NULL, status TEXT NOT NULL);
-          CREATE TABLE IF NOT EXISTS ${s}.tickets (
-            ${TICKETS_COLUMNS_DDL},
-            PRIMARY KEY (id)
-          );
-          CREATE TABLE IF NOT EXISTS ${s}._sync_state (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            base_url TEXT NOT NULL,
-            since TIMESTAMPTZ NOT NULL,
-            loaded_until TIMESTAMPTZ NOT NULL,
-            backfill_until TIMESTAMPTZ,
-            changes_token TEXT,
-            last_run JSONB,
-            reconcile_from TIMESTAMPTZ
-          );`).simple()
-        if (await shapeIsCurrent(tx, location.schema)) return
-        await tx.unsafe(`
-          ALTER TABLE ${s}.locations ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
-          ALTER TABLE ${s}.queues ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
-          ALTER TABLE ${s}.tickets ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
-          ${ticketDetailsView((table) => `${s}.${table}`, (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))`)};
-          ${commentStatements((table) => `${s}.${table}`).join(';\n')};`).simple()
-      }))
-      if (location.grantTo) await withLockTimeout(reserved, location, lockTimeoutSeconds, () => reserved.begin((tx) => grantReadAccess(tx, s, location.grantTo!)))
       return new PostgresTarget(pool, sql, location, lockTimeoutSeconds)
     } catch (error) {
       sql?.release()
@@ -102,7 +72,51 @@ export class PostgresTarget implements SyncTarget {
     }
   }
 
+  /** Creates the schema and its tables if needed, brings an earlier release's up to date, and gives --grant's role read access. */
+  async prepare(): Promise<void> {
+    const { location, lockTimeoutSeconds } = this
+    const reserved = this.sql
+    const s = `"${location.schema}"`
+    await withLockTimeout(reserved, location, lockTimeoutSeconds, () => reserved.begin(async (tx) => {
+      await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`)
+      await tx.unsafe(`
+        CREATE TABLE IF NOT EXISTS ${s}.locations (id TEXT PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS ${s}.queues (id TEXT PRIMARY KEY, location_id TEXT NOT NULL, name TEXT NOT NULL, slug TEXT NOT NULL, status TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS ${s}.tickets (
+          ${TICKETS_COLUMNS_DDL},
+          PRIMARY KEY (id)
+        );
+        CREATE TABLE IF NOT EXISTS ${s}._sync_state (
+          id INTEGER PRIMARY KEY CHECK (id = 1),
+          base_url TEXT NOT NULL,
+          since TIMESTAMPTZ NOT NULL,
+          loaded_until TIMESTAMPTZ NOT NULL,
+          backfill_until TIMESTAMPTZ,
+          changes_token TEXT,
+          last_run JSONB,
+          reconcile_from TIMESTAMPTZ
+        );`).simple()
+      if (await shapeIsCurrent(tx, location.schema)) return
+      await tx.unsafe(`
+        ALTER TABLE ${s}.locations ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
+        ALTER TABLE ${s}.queues ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
+        ALTER TABLE ${s}.tickets ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
+        ${ticketDetailsView((table) => `${s}.${table}`, (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))`)};
+        ${commentStatements((table) => `${s}.${table}`).join(';\n')};`).simple()
+    }))
+    if (location.grantTo) await withLockTimeout(reserved, location, lockTimeoutSeconds, () => reserved.begin((tx) => grantReadAccess(tx, s, location.grantTo!)))
+  }
+
+  async locationIds(): Promise<string[]> {
+    const [exists] = (await this.sql.unsafe('SELECT to_regclass($1) IS NOT NULL AS present', [`"${this.location.schema}".locations`])) as { present: boolean }[]
+    if (!exists!.present) return []
+    return ((await this.sql.unsafe(`SELECT id FROM "${this.location.schema}".locations`)) as { id: string }[]).map((row) => row.id)
+  }
+
   async state(): Promise<SyncState | null> {
+    // Read before prepare(): the schema and its tables may not exist yet.
+    const [exists] = (await this.sql.unsafe('SELECT to_regclass($1) IS NOT NULL AS present', [this.state_])) as { present: boolean }[]
+    if (!exists!.present) return null
     const rows = (await this.sql.unsafe(
       `SELECT base_url, since, loaded_until, backfill_until, changes_token, reconcile_from, last_run FROM ${this.state_} WHERE id = 1`,
     )) as Record<string, unknown>[]

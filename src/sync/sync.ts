@@ -67,6 +67,10 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     throw new SyncInputError(`${target.description} mirrors tickets since ${iso(stored.since)}; --since is fixed by the first run (leave it out, or use another target)`)
   }
   const historyReplaced = stored?.changesToken ? (await checkStoredToken(client, target, stored.changesToken, now)) === 'other_history' : false
+  const { locations } = await client.queues()
+  if (stored && !stored.changesToken) await checkLocations(target, locations)
+  // Only now is the mirror created or brought to this release's shape: a refused run changes nothing.
+  await target.prepare()
   const horizon = now + AHEAD_MS
   let state: SyncState
   if (stored) {
@@ -116,7 +120,6 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   }
 
   // A reconcile makes the locations and queues equal too: those the API no longer lists go.
-  const { locations } = await client.queues()
   const reconciling = (options.reconcile && !firstRun) || state.reconcileFrom !== null || historyReplaced
   const structure = await target.upsertStructure(locations, reconciling)
   summary.locations = structure.locations
@@ -211,6 +214,20 @@ async function checkStoredToken(client: Client, target: SyncTarget, changesToken
       )
     }
     return 'other_history'
+  }
+}
+
+/**
+ * A mirror without a changes token (made while the server kept no change log) is known by its
+ * locations: one that holds locations and shares none with the API's is another organisation's.
+ */
+async function checkLocations(target: SyncTarget, locations: readonly { id: string }[]): Promise<void> {
+  const mirrored = await target.locationIds()
+  const listed = new Set(locations.map((location) => location.id))
+  if (mirrored.length > 0 && !mirrored.some((id) => listed.has(id))) {
+    throw new SyncInputError(
+      `${target.description} mirrors another organisation than the token's (none of its locations is one the API lists for this token); sync this token into another target, or give the token of the organisation it mirrors`,
+    )
   }
 }
 

@@ -7,6 +7,7 @@ import { eventually } from './raw-http.ts'
 import { Client } from '../../src/client/index.ts'
 import { runSync } from '../../src/sync/sync.ts'
 import { openTarget, parseTarget } from '../../src/sync/open-target.ts'
+import { runAdmin } from '../../src/cli/admin.ts'
 
 /**
  * The behaviour `sync` must show on every warehouse target (src/sync/target.ts): each target's
@@ -201,6 +202,58 @@ export function syncTargetSuite(harness: TargetHarness) {
         expect(run.stderr.trim().split('\n')).toHaveLength(1)
       }
       expect(await snapshot()).toEqual(before)
+    })
+
+    test("a mirror without a changes token (the server's files at schema version 2): another organisation's token is exit 2, nothing changed", async () => {
+      const into = await harness.fresh('other-org-untracked')
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        const admin = (...argv: string[]) => runAdmin(argv, { dataDir: own.server.dataDir, now: Date.now(), out: () => {}, err: () => {} })
+        expect(admin('migrate', '--to', '2')).toBe(0)
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(NOW - 10 * DAY).toISOString()], env)).status).toBe(0)
+        expect(await harness.query(into, 'SELECT changes_token FROM _sync_state')).toEqual([{ changes_token: null }])
+        const snapshot = async () => ({
+          tickets: await mirrorTickets(into),
+          locations: await harness.query(into, 'SELECT * FROM locations ORDER BY id'),
+          state: await harness.query(into, `SELECT ${harness.iso('loaded_until')} AS loaded_until FROM _sync_state`),
+        })
+        const before = await snapshot()
+        const { org, token } = own.server.organisation()
+        const db = openTenant(own.server.dataDir, org.id)
+        db.exec(`INSERT INTO locations (id, name, slug) VALUES ('loc_theirs', 'Elsewhere', 'elsewhere');
+          INSERT INTO queues (id, location_id, name, slug, status) VALUES ('q_theirs', 'loc_theirs', 'Desk', 'desk', 'ACTIVE')`)
+        writeTickets(db, [{ id: 'theirs-1', number: 1, queueId: 'q_theirs', locationId: 'loc_theirs', status: 'WAITING', createdAt: new Date(NOW - DAY).toISOString() }])
+        db.close()
+        expect(admin('migrate', '--to', '2')).toBe(0)
+        for (const extra of [[], ['--reconcile']]) {
+          const run = await sync({ server: own.server, token, orgId: org.id }, ['--url', own.server.base, '--into', ...into, ...extra], env)
+          expect(run.status).toBe(2)
+          expect(run.stderr).toContain('mirrors another organisation than the token')
+          expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        }
+        expect(await snapshot()).toEqual(before)
+      } finally {
+        await own.server.close()
+      }
+    })
+
+    test("a mirror of the previous release (no _synced_at, no ticket_details) refused for another organisation's token keeps its shape", async () => {
+      const into = await harness.fresh('other-org-previous')
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--since', new Date(NOW - 10 * DAY).toISOString()], env)).status).toBe(0)
+      await harness.query(into, 'DROP VIEW ticket_details')
+      for (const table of ['tickets', 'queues', 'locations']) await harness.query(into, `ALTER TABLE ${table} DROP COLUMN _synced_at`)
+      const shape = async () => ({
+        syncedAt: await harness.query(into, `SELECT count(*) AS n FROM information_schema.columns WHERE column_name = '_synced_at' AND table_schema = current_schema()`),
+        views: await harness.query(into, `SELECT count(*) AS n FROM information_schema.tables WHERE table_name = 'ticket_details' AND table_schema = current_schema()`),
+        comments: await harness.comments(into),
+      })
+      const before = await shape()
+      expect(Number(before.syncedAt[0]!.n)).toBe(0)
+      const { token } = tenant.server.organisation()
+      const run = await sync({ ...tenant, token }, ['--url', tenant.server.base, '--into', ...into], env)
+      expect(run.status).toBe(2)
+      expect(run.stderr).toContain('mirrors another organisation than the token')
+      expect(await shape()).toEqual(before)
     })
   })
 
