@@ -77,7 +77,7 @@ export class PostgresTarget implements SyncTarget {
     const { location, lockTimeoutSeconds } = this
     const reserved = this.sql
     const s = `"${location.schema}"`
-    await withLockTimeout(reserved, location, lockTimeoutSeconds, () => reserved.begin(async (tx) => {
+    await withLockTimeout(reserved, location, lockTimeoutSeconds, () => briefLocks(reserved, lockTimeoutSeconds, async (tx) => {
       await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`)
       await tx.unsafe(`
         CREATE TABLE IF NOT EXISTS ${s}.locations (id TEXT PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL);
@@ -104,7 +104,7 @@ export class PostgresTarget implements SyncTarget {
         ${ticketDetailsView((table) => `${s}.${table}`, (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))`)};
         ${commentStatements((table) => `${s}.${table}`).join(';\n')};`).simple()
     }))
-    if (location.grantTo) await withLockTimeout(reserved, location, lockTimeoutSeconds, () => reserved.begin((tx) => grantReadAccess(tx, s, location.grantTo!)))
+    if (location.grantTo) await withLockTimeout(reserved, location, lockTimeoutSeconds, () => briefLocks(reserved, lockTimeoutSeconds, (tx) => grantReadAccess(tx, s, location.grantTo!)))
   }
 
   async locationIds(): Promise<string[]> {
@@ -309,6 +309,30 @@ const TICKET_INDEXES: Record<string, string> = {
   tickets_created_at_idx: 'created_at',
   tickets_queue_id_created_at_idx: 'queue_id, created_at',
   tickets_location_id_created_at_idx: 'location_id, created_at',
+}
+
+/** How long one attempt of prepare()'s DDL waits for a lock: every reader that queues behind it waits at most this long. */
+const BRIEF_LOCK_TIMEOUT_MS = 1000
+
+/**
+ * `work` in one transaction whose locks are waited for a second at a time, retried until
+ * `seconds` have passed. An ALTER TABLE waiting for a reader's open transaction makes every new
+ * reader queue behind it: waiting the whole --timeout would block them all that long, a second
+ * at a time lets them through between attempts.
+ */
+async function briefLocks<T>(sql: ReservedSQL, seconds: number, work: (tx: SQL) => Promise<T>): Promise<T> {
+  const deadline = Date.now() + seconds * 1000
+  for (;;) {
+    try {
+      return await sql.begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL lock_timeout = '${Math.min(BRIEF_LOCK_TIMEOUT_MS, seconds * 1000)}ms'`)
+        return work(tx as unknown as SQL)
+      })
+    } catch (error) {
+      if (sqlState(error) !== '55P03' || Date.now() + BRIEF_LOCK_TIMEOUT_MS > deadline) throw error
+      await Bun.sleep(200)
+    }
+  }
 }
 
 /**

@@ -145,6 +145,41 @@ describe.skipIf(!available)('PostgreSQL target', () => {
       expect(server.psql('warehouse', 'SELECT count(*) = count(_synced_at) FROM previous.ticket_details')).toBe('t')
     })
 
+    test('upgrading it while a reader holds a REPEATABLE READ transaction: other readers wait about a second at most; exit 1 naming the reader', async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'upgrading', '--since', since()])).status).toBe(0)
+      server.psql('warehouse', 'DROP VIEW upgrading.ticket_details; ALTER TABLE upgrading.tickets DROP COLUMN _synced_at')
+      const pool = new SQL(databaseUrl, { max: 2 })
+      const bi = await pool.reserve()
+      const other = await pool.reserve()
+      try {
+        await bi.unsafe('BEGIN ISOLATION LEVEL REPEATABLE READ')
+        await bi.unsafe('SELECT count(*) FROM upgrading.tickets')
+        const [{ pid }] = (await bi.unsafe('SELECT pg_backend_pid() AS pid')) as [{ pid: number }]
+        let ended = false
+        const running = sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'upgrading', '--timeout', '6']).finally(() => (ended = true))
+        // Another reader, querying all along: each query may queue behind the upgrade's ALTER TABLE.
+        const waits: number[] = []
+        while (!ended) {
+          const started = performance.now()
+          await other.unsafe('SELECT count(*) FROM upgrading.tickets')
+          waits.push(performance.now() - started)
+          await Bun.sleep(50)
+        }
+        const run = await running
+        expect(run.status).toBe(1)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain(`backend ${pid}`)
+        expect(Math.max(...waits)).toBeLessThan(2000)
+        await bi.unsafe('COMMIT')
+        expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'upgrading'])).status).toBe(0)
+        expect(server.psql('warehouse', 'SELECT count(*) = count(_synced_at) FROM upgrading.ticket_details')).toBe('t')
+      } finally {
+        bi.release()
+        other.release()
+        await pool.close()
+      }
+    })
+
     test('--grant ROLE: the role reads the schema, tables made later included, before and after a reconcile; an unknown role is exit 2', async () => {
       server.psql('postgres', 'CREATE ROLE bi_reader LOGIN')
       const asReader = new SQL(databaseUrl.replace('postgres@', 'bi_reader@'), { max: 1 })
