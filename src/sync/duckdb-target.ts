@@ -44,7 +44,7 @@ const SCHEMA = `
     last_run JSON
   );
   ALTER TABLE _sync_state ADD COLUMN IF NOT EXISTS reconcile_from TIMESTAMPTZ;
-  ${ticketDetailsView((table) => table, (from, to) => `epoch(${to}) - epoch(${from})`)};
+  ${ticketDetailsView((table) => table, (from, to) => `CAST((epoch_ms(${to}) - epoch_ms(${from})) * 0.001 AS DECIMAL(18, 3))`)};
   ${commentStatements((table) => table).join(';\n  ')};
 `
 

@@ -67,7 +67,7 @@ export const MIRROR_COMMENTS: Record<string, { table: string; columns: Record<st
 export const TICKET_DETAILS_COMMENT =
   'Each ticket with its location_name and queue_name, wait_seconds (called_at - created_at) and service_seconds (completed_at - called_at); NULL where a time is missing.'
 
-/** The view `ticket_details`; `qualify` names a table of the mirror, `secondsBetween` the engine's difference of two timestamps in seconds. */
+/** The view `ticket_details`; `qualify` names a table of the mirror, `secondsBetween` the engine's difference of two timestamps in seconds, exact to the millisecond (DECIMAL(18,3) in both engines). */
 export function ticketDetailsView(qualify: (table: string) => string, secondsBetween: (from: string, to: string) => string): string {
   return `CREATE OR REPLACE VIEW ${qualify('ticket_details')} AS
     SELECT ${columnList('t')}, t._synced_at,

@@ -101,7 +101,8 @@ export class PostgresTarget implements SyncTarget {
         ALTER TABLE ${s}.locations ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
         ALTER TABLE ${s}.queues ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
         ALTER TABLE ${s}.tickets ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
-        ${ticketDetailsView((table) => `${s}.${table}`, (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))`)};
+        DROP VIEW IF EXISTS ${s}.ticket_details;
+        ${ticketDetailsView((table) => `${s}.${table}`, (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))::numeric(18, 3)`)};
         ${commentStatements((table) => `${s}.${table}`).join(';\n')};`).simple()
     }))
     if (location.grantTo) await withLockTimeout(reserved, location, lockTimeoutSeconds, () => briefLocks(reserved, lockTimeoutSeconds, (tx) => grantReadAccess(tx, s, location.grantTo!)))
@@ -337,16 +338,18 @@ async function briefLocks<T>(sql: ReservedSQL, seconds: number, work: (tx: SQL) 
 
 /**
  * Whether the schema already has this release's shape (`_synced_at` everywhere, the view with
- * its current comment). Only then is the upgrade skipped: its ALTER TABLE takes an exclusive
- * lock even when there is nothing to add, which would wait for every reader's open transaction
- * and make every later reader wait behind it.
+ * its current comment and its waits as numeric(18,3)). Only then is the upgrade skipped: its
+ * ALTER TABLE takes an exclusive lock even when there is nothing to add, which would wait for
+ * every reader's open transaction and make every later reader wait behind it. (The view is
+ * dropped before it is made again: CREATE OR REPLACE cannot change a column's type.)
  */
 async function shapeIsCurrent(tx: SQL, schema: string): Promise<boolean> {
   const s = `"${schema}"`
   const [row] = (await tx.unsafe(
     `SELECT (SELECT count(*) FROM pg_attribute WHERE attname = '_synced_at' AND NOT attisdropped
                AND attrelid IN (to_regclass($1), to_regclass($2), to_regclass($3))) = 3
-        AND obj_description(to_regclass($4), 'pg_class') IS NOT DISTINCT FROM $5 AS current`,
+        AND obj_description(to_regclass($4), 'pg_class') IS NOT DISTINCT FROM $5
+        AND (SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = to_regclass($4) AND attname = 'wait_seconds') = 'numeric(18,3)' AS current`,
     [`${s}.locations`, `${s}.queues`, `${s}.tickets`, `${s}.ticket_details`, TICKET_DETAILS_COMMENT],
   )) as { current: boolean }[]
   return row!.current

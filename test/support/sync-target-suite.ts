@@ -282,6 +282,27 @@ export function syncTargetSuite(harness: TargetHarness) {
       expect(Number(all!.named)).toBe(Number(all!.n))
     })
 
+    test('wait_seconds and service_seconds are exact to the millisecond (DECIMAL(18,3)), the same text in every engine', async () => {
+      const into = await harness.fresh('waits-exact')
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        const created = NOW - 2 * DAY + 123
+        const db = openTenant(own.server.dataDir, own.orgId)
+        writeTickets(db, [{
+          id: 'x-exact', number: 11, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: new Date(created).toISOString(),
+          calledAt: new Date(created + 79_054).toISOString(), completedAt: new Date(created + 79_054 + 1_001).toISOString(),
+        }])
+        db.close()
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(NOW - 10 * DAY).toISOString()], env)).status).toBe(0)
+        expect(await harness.query(into, `SELECT CAST(wait_seconds AS VARCHAR) AS wait, CAST(service_seconds AS VARCHAR) AS service FROM ticket_details WHERE id IN ('x-exact', 'x-noshow') ORDER BY id`)).toEqual([
+          { wait: '79.054', service: '1.001' },
+          { wait: '60.000', service: null },
+        ])
+      } finally {
+        await own.server.close()
+      }
+    })
+
     test('_synced_at: a changed row gets a new one, an unchanged row keeps its own', async () => {
       const into = await harness.fresh('synced-at')
       const since = NOW - 10 * DAY

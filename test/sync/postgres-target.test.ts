@@ -145,6 +145,22 @@ describe.skipIf(!available)('PostgreSQL target', () => {
       expect(server.psql('warehouse', 'SELECT count(*) = count(_synced_at) FROM previous.ticket_details')).toBe('t')
     })
 
+    test('a view of the previous release (waits as numeric(*,6) from EXTRACT) is made again with numeric(18,3) waits', async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'old_waits', '--since', since()])).status).toBe(0)
+      server.psql('warehouse', `DO $$ DECLARE
+          definition text := replace(pg_get_viewdef('old_waits.ticket_details'), '::numeric(18,3)', '');
+          remark text := obj_description('old_waits.ticket_details'::regclass, 'pg_class');
+        BEGIN
+          DROP VIEW old_waits.ticket_details;
+          EXECUTE 'CREATE VIEW old_waits.ticket_details AS ' || definition;
+          EXECUTE format('COMMENT ON VIEW old_waits.ticket_details IS %L', remark);
+        END $$`)
+      const type = "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'old_waits.ticket_details'::regclass AND attname = 'wait_seconds'"
+      expect(server.psql('warehouse', type)).toBe('numeric')
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'old_waits'])).status).toBe(0)
+      expect(server.psql('warehouse', type)).toBe('numeric(18,3)')
+    })
+
     test('upgrading it while a reader holds a REPEATABLE READ transaction: other readers wait about a second at most; exit 1 naming the reader', async () => {
       expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'upgrading', '--since', since()])).status).toBe(0)
       server.psql('warehouse', 'DROP VIEW upgrading.ticket_details; ALTER TABLE upgrading.tickets DROP COLUMN _synced_at')
