@@ -140,6 +140,7 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     status = 0
   } catch (error) {
     if (createdFile) committed = (await target?.state().catch(() => null)) != null
+    await target?.discardIfEmpty().catch(() => undefined)
     const kept = '; every window committed so far is kept, run sync again to go on'
     if (error instanceof UsageError) status = fail('usage', error.message, 2)
     else if (error instanceof TargetBusyError) status = fail('busy', describeFailure(error, options), 1)

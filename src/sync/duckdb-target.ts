@@ -283,6 +283,9 @@ export class DuckDbTarget implements SyncTarget {
   /** Nothing to build: DuckDB's zone maps serve time-range reads without an index (and an ART index would have to fit in memory). */
   async completeRun(): Promise<void> {}
 
+  /** Nothing here: the command removes a file it created once the file is closed. */
+  async discardIfEmpty(): Promise<void> {}
+
   abandon(): void {
     rmSync(this.scratch, { recursive: true, force: true })
   }

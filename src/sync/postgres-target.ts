@@ -24,6 +24,8 @@ const SYNCED_AT_DDL = '_synced_at TIMESTAMPTZ DEFAULT now()'
 export class PostgresTarget implements SyncTarget {
   private readonly tickets: string
   private readonly state_: string
+  /** Whether prepare() created the schema: a run that then commits no window drops it again. */
+  private createdSchema = false
 
   private constructor(
     private readonly pool: SQL,
@@ -77,6 +79,12 @@ export class PostgresTarget implements SyncTarget {
     const { location, lockTimeoutSeconds } = this
     const reserved = this.sql
     const s = `"${location.schema}"`
+    // Wrong input is found before anything is created: nothing is left by a run that exits 2.
+    if (location.grantTo && ((await reserved.unsafe('SELECT 1 FROM pg_roles WHERE rolname = $1', [location.grantTo])) as unknown[]).length === 0) {
+      throw noSuchRole(location.grantTo)
+    }
+    const [schema] = (await reserved.unsafe('SELECT to_regnamespace($1) IS NULL AS missing', [`"${location.schema}"`])) as { missing: boolean }[]
+    this.createdSchema = schema!.missing
     await withLockTimeout(reserved, location, lockTimeoutSeconds, () => briefLocks(reserved, lockTimeoutSeconds, async (tx) => {
       await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`)
       await tx.unsafe(`
@@ -257,6 +265,11 @@ export class PostgresTarget implements SyncTarget {
     }
   }
 
+  async discardIfEmpty(): Promise<void> {
+    if (!this.createdSchema || (await this.state()) !== null) return
+    await this.sql.unsafe(`DROP SCHEMA "${this.location.schema}" CASCADE`)
+  }
+
   abandon(): void {
     // Nothing on disk here: the server rolls back the open transaction when the connection drops.
   }
@@ -364,11 +377,15 @@ async function grantReadAccess(tx: SQL, schema: string, role: string): Promise<v
   try {
     await tx.unsafe(`GRANT USAGE ON SCHEMA ${schema} TO "${role}"`)
   } catch (error) {
-    if (sqlState(error) === '42704') throw new SyncInputError(`--grant ${role}: there is no such role in this PostgreSQL (create it first: CREATE ROLE ${role} LOGIN)`)
+    if (sqlState(error) === '42704') throw noSuchRole(role)
     throw error
   }
   await tx.unsafe(`GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO "${role}"`)
   await tx.unsafe(`ALTER DEFAULT PRIVILEGES IN SCHEMA ${schema} GRANT SELECT ON TABLES TO "${role}"`)
+}
+
+function noSuchRole(role: string): SyncInputError {
+  return new SyncInputError(`--grant ${role}: there is no such role in this PostgreSQL (create it first: CREATE ROLE ${role} LOGIN)`)
 }
 
 /** The SQLSTATE of an error Bun's client passes on from the server. */

@@ -38,6 +38,11 @@ export interface SyncTarget {
   saveState(state: SyncState): Promise<void>
   /** The run's rows are all in: builds what is cheaper to build once than to keep up row by row (PostgreSQL's indexes). */
   completeRun(): Promise<void>
+  /**
+   * After a failed run: what this run created is removed if no window was committed into it (a
+   * PostgreSQL schema; a DuckDB file is removed by the command once closed).
+   */
+  discardIfEmpty(): Promise<void>
   /** Removes its temporary files at once, without waiting: the process is ending on a signal. */
   abandon(): void
   close(): Promise<void>

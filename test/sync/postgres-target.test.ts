@@ -161,6 +161,32 @@ describe.skipIf(!available)('PostgreSQL target', () => {
       expect(server.psql('warehouse', type)).toBe('numeric(18,3)')
     })
 
+    test('a run that exits on bad input, or fails before its first window, leaves no schema behind', async () => {
+      const schemaExists = (name: string) => server.psql('warehouse', `SELECT count(*) FROM pg_namespace WHERE nspname = '${name}'`)
+      const badRole = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'fresh1', '--grant', 'nosuchrole'])
+      expect(badRole.status).toBe(2)
+      expect(badRole.stderr).toContain('--grant nosuchrole: there is no such role')
+      expect(schemaExists('fresh1')).toBe('0')
+      const refused = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'fresh2'], { API_TOKEN: 'svc_not_a_real_token_at_all_0000000000' })
+      expect(refused.status).toBe(1)
+      expect(refused.stderr).toContain('refused the token')
+      expect(schemaExists('fresh2')).toBe('0')
+      // A stalled first window: the schema this run created goes with it.
+      const stalled = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async (request) => {
+        const url = new URL(request.url)
+        const upstream = await fetch(`${tenant.server.base}${url.pathname}${url.search}`, { headers: request.headers })
+        if (!url.pathname.endsWith('.csv')) return upstream
+        return new Response(firstChunkThenSilence(upstream.body!), { status: upstream.status, headers: { 'content-type': 'text/csv' } })
+      } })
+      try {
+        const run = await sync(tenant, ['--url', `http://127.0.0.1:${stalled.port}`, '--into', databaseUrl, '--schema', 'fresh3', '--since', since(), '--timeout', '2'])
+        expect(run.status).toBe(1)
+        expect(schemaExists('fresh3')).toBe('0')
+      } finally {
+        stalled.stop(true)
+      }
+    })
+
     test('upgrading it while a reader holds a REPEATABLE READ transaction: other readers wait about a second at most; exit 1 naming the reader', async () => {
       expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'upgrading', '--since', since()])).status).toBe(0)
       server.psql('warehouse', 'DROP VIEW upgrading.ticket_details; ALTER TABLE upgrading.tickets DROP COLUMN _synced_at')
