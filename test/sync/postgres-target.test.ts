@@ -8,6 +8,7 @@ import { writeTickets } from '../support/fixtures.ts'
 import { eventually } from '../support/raw-http.ts'
 import { firstChunkThenSilence } from '../support/flaky-proxy.ts'
 import { runLockKey } from '../../src/sync/postgres-target.ts'
+import { parseSchemaName } from '../../src/sync/postgres-location.ts'
 
 /**
  * `sync --into postgresql://…` against a real PostgreSQL cluster made for this file: the shared
@@ -185,6 +186,19 @@ describe.skipIf(!available)('PostgreSQL target', () => {
       } finally {
         stalled.stop(true)
       }
+    })
+
+    test("--schema refuses every reserved key word of this PostgreSQL (pg_get_keywords' R and T) and accepts the others", () => {
+      const words = (category: string) => server.psql('warehouse', `SELECT string_agg(word, ' ') FROM pg_get_keywords() WHERE catcode IN (${category})`).split(' ')
+      const accepted = (word: string) => {
+        try {
+          return parseSchemaName(word) === word
+        } catch {
+          return false
+        }
+      }
+      expect(words("'R', 'T'").filter(accepted)).toEqual([])
+      expect(words("'U', 'C'").filter((word) => !accepted(word))).toEqual([])
     })
 
     test('upgrading it while a reader holds a REPEATABLE READ transaction: other readers wait about a second at most; exit 1 naming the reader', async () => {

@@ -146,6 +146,8 @@ describe('sync: wrong input and failures', () => {
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--schema', 'analytics'], '--schema applies to a PostgreSQL target only'],
     [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'no-dashes'], '--schema takes a lower-case name'],
     [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'Analytics'], 'got Analytics: use --schema analytics'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'select'], '--schema select is a reserved word in PostgreSQL'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'pg_foo'], 'names starting with pg_ are reserved'],
     [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--grant', 'BI'], '--grant takes a lower-case name'],
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--grant', 'bi'], '--grant applies to a PostgreSQL target only'],
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--timeout', 'soon'], '--timeout takes a number of seconds'],
