@@ -351,7 +351,7 @@ async function briefLocks<T>(sql: ReservedSQL, seconds: number, work: (tx: SQL) 
 
 /**
  * Whether the schema already has this release's shape (`_synced_at` everywhere, the view with
- * its current comment and its waits as numeric(18,3)). Only then is the upgrade skipped: its
+ * its current comment, its waits as numeric(18,3) and its columns commented). Only then is the upgrade skipped: its
  * ALTER TABLE takes an exclusive lock even when there is nothing to add, which would wait for
  * every reader's open transaction and make every later reader wait behind it. (The view is
  * dropped before it is made again: CREATE OR REPLACE cannot change a column's type.)
@@ -362,7 +362,8 @@ async function shapeIsCurrent(tx: SQL, schema: string): Promise<boolean> {
     `SELECT (SELECT count(*) FROM pg_attribute WHERE attname = '_synced_at' AND NOT attisdropped
                AND attrelid IN (to_regclass($1), to_regclass($2), to_regclass($3))) = 3
         AND obj_description(to_regclass($4), 'pg_class') IS NOT DISTINCT FROM $5
-        AND (SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = to_regclass($4) AND attname = 'wait_seconds') = 'numeric(18,3)' AS current`,
+        AND (SELECT format_type(atttypid, atttypmod) = 'numeric(18,3)' AND col_description(attrelid, attnum) IS NOT NULL
+               FROM pg_attribute WHERE attrelid = to_regclass($4) AND attname = 'wait_seconds') AS current`,
     [`${s}.locations`, `${s}.queues`, `${s}.tickets`, `${s}.ticket_details`, TICKET_DETAILS_COMMENT],
   )) as { current: boolean }[]
   return row!.current

@@ -266,8 +266,9 @@ export function syncTargetSuite(harness: TargetHarness) {
       for (const key of ['locations', 'queues', 'tickets', '_sync_state', 'ticket_details', 'tickets._synced_at', 'tickets.called_at', 'queues.location_id']) {
         expect(Object.keys(comments)).toContain(key)
       }
-      const missing = Object.entries(comments).filter(([key, text]) => !text && !key.startsWith('ticket_details.'))
+      const missing = Object.entries(comments).filter(([, text]) => !text)
       expect(missing).toEqual([])
+      for (const column of ['id', 'created_at', '_synced_at', 'location_name', 'queue_name', 'wait_seconds', 'service_seconds']) expect(comments[`ticket_details.${column}`]).toBeTruthy()
 
       const details = await harness.query(
         into,
