@@ -117,12 +117,20 @@ export class PostgresTarget implements SyncTarget {
   }
 
   async locationIds(): Promise<string[]> {
+    return this.guarded(() => this.readLocationIds())
+  }
+
+  private async readLocationIds(): Promise<string[]> {
     const [exists] = (await this.sql.unsafe('SELECT to_regclass($1) IS NOT NULL AS present', [`"${this.location.schema}".locations`])) as { present: boolean }[]
     if (!exists!.present) return []
     return ((await this.sql.unsafe(`SELECT id FROM "${this.location.schema}".locations`)) as { id: string }[]).map((row) => row.id)
   }
 
   async state(): Promise<SyncState | null> {
+    return this.guarded(() => this.readState())
+  }
+
+  private async readState(): Promise<SyncState | null> {
     // Read before prepare(): the schema and its tables may not exist yet.
     const [exists] = (await this.sql.unsafe('SELECT to_regclass($1) IS NOT NULL AS present', [this.state_])) as { present: boolean }[]
     if (!exists!.present) return null
@@ -145,7 +153,7 @@ export class PostgresTarget implements SyncTarget {
   }
 
   async saveState(state: SyncState): Promise<void> {
-    await this.writeState(this.sql, state)
+    await this.guarded(() => this.writeState(this.sql, state))
   }
 
   private async writeState(sql: SQL, state: SyncState): Promise<void> {

@@ -325,6 +325,26 @@ describe.skipIf(!available)('PostgreSQL target', () => {
       expect(after.status).toBe(0)
       expect(server.psql('warehouse', "SELECT count(*) FROM locked.tickets WHERE id = 'pg-locked-new'")).toBe('1')
     }, 60_000)
+
+    test.each(['ACCESS EXCLUSIVE', 'EXCLUSIVE'])('a lock on _sync_state (%s) past --timeout: exit 1 naming its backend too', async (mode) => {
+      const schema = `state_locked_${mode === 'EXCLUSIVE' ? 'x' : 'ax'}`
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', schema, '--since', since()])).status).toBe(0)
+      const pool = new SQL(databaseUrl, { max: 1 })
+      const holder = await pool.reserve()
+      try {
+        const [{ pid }] = (await holder.unsafe('SELECT pg_backend_pid() AS pid')) as [{ pid: number }]
+        await holder.unsafe('BEGIN')
+        await holder.unsafe(`LOCK TABLE ${schema}._sync_state IN ${mode} MODE`)
+        const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', schema, '--timeout', '1'])
+        expect(run.status).toBe(1)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain(`held for longer than --timeout (1 s) by PostgreSQL backend ${pid}`)
+        await holder.unsafe('ROLLBACK')
+      } finally {
+        holder.release()
+        await pool.close()
+      }
+    }, 60_000)
   })
 
   describe('PostgreSQL: docs/loading.md followed', () => {
