@@ -139,9 +139,12 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     else if (!options.quiet) io.err(`${io.interactive ? '\n' : ''}${describeSummary(summary, requests, waits.length)}\n`)
     status = 0
   } catch (error) {
-    if (createdFile) committed = (await target?.state().catch(() => null)) != null
+    // Said only where it is true and helps: the target holds committed windows, and running
+    // again can go on (a refused token must be replaced first).
+    const holdsWindows = (await target?.state().catch(() => null)) != null
+    if (createdFile) committed = holdsWindows
     await target?.discardIfEmpty().catch(() => undefined)
-    const kept = '; every window committed so far is kept, run sync again to go on'
+    const kept = holdsWindows && !(error instanceof UnauthorizedError) ? '; every window committed so far is kept, run sync again to go on' : ''
     if (error instanceof UsageError) status = fail('usage', error.message, 2)
     else if (error instanceof TargetBusyError) status = fail('busy', describeFailure(error, options), 1)
     else if (error instanceof TimeoutError || error instanceof LockTimeoutError) status = fail('timeout', describeFailure(error, options), 1, kept)
@@ -251,7 +254,12 @@ function describeFailure(error: unknown, options: SyncCommandOptions): string {
   if (options.target.kind === 'duckdb' && /lock/i.test(message)) {
     return `the DuckDB file is in use by another process (${message}); a DuckDB file has one writer or many readers, never both: wait for the other sync to end, close the reader, or sync into PostgreSQL for readers that stay connected`
   }
-  if (options.target.kind === 'postgresql') return `PostgreSQL at ${options.target.location.description}: ${withoutPassword(message, options.target.location.password)}`
+  if (options.target.kind === 'postgresql') {
+    const { location } = options.target
+    // The server asked for a password and none was given: say where one goes.
+    const hint = !location.password && /password/i.test(message) ? ' (no password was given: set PGPASSWORD, or put it in the URL, postgresql://user:password@host/db)' : ''
+    return `PostgreSQL at ${location.description}: ${withoutPassword(message, location.password)}${hint}`
+  }
   return message
 }
 

@@ -287,6 +287,7 @@ describe.skipIf(!available)('PostgreSQL target', () => {
         expect(Date.now() - started).toBeLessThan(20_000)
         expect(run.stderr.trim().split('\n')).toHaveLength(1)
         expect(run.stderr).toContain(`no byte from ${base} for 2 s (--timeout)`)
+        expect(run.stderr).toContain('every window committed so far is kept, run sync again to go on')
         expect(server.psql('warehouse', "SELECT count(*) FROM stalled.tickets WHERE id = 'pg-stalled-new'")).toBe('0')
         stall = false
         const after = await sync(tenant, ['--url', base, '--into', databaseUrl, '--schema', 'stalled', '--timeout', '2'])

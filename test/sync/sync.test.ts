@@ -227,6 +227,7 @@ describe('sync: wrong input and failures', () => {
     const refused = await sync(tenant, ['--url', tenant.server.base, '--into', join(temp.dir, 'json.duckdb'), '--json'], { API_TOKEN: 'svc_not_a_real_token_at_all_0000000000' })
     expect(refused.status).toBe(1)
     expect(JSON.parse(refused.stdout)).toEqual({ error: 'failure', message: expect.stringContaining('refused the token in API_TOKEN') })
+    expect(refused.stderr).not.toContain('every window committed')
   })
 
   test('--quiet prints nothing on success; --token-file reads the token; wrong ones exit 2', async () => {
