@@ -222,7 +222,7 @@ function readToken(variable: string | undefined, file: string | undefined, env: 
 function describeProgress(p: SyncProgress): string {
   const seconds = p.elapsedMs / 1000
   const rate = seconds > 0 ? Math.round(p.rows / seconds) : 0
-  const done = Math.round((p.windowsDone / p.windowsTotal) * 20)
+  const done = p.windowsTotal > 0 ? Math.round((p.windowsDone / p.windowsTotal) * 20) : 0
   const phase = { backfill: 'loading', reconcile: 'reconciling', changes: 'changes' }[p.phase]
   return `${phase} [${'#'.repeat(done)}${'.'.repeat(20 - done)}] window ${p.windowsDone}/${p.windowsTotal}  ${p.rows} rows read  ${rate} rows/s`
 }

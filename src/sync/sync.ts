@@ -96,7 +96,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   let rowsRead = 0
   let phase: SyncProgress['phase'] = 'backfill'
   let windowsDone = 0
-  let windowsTotal = 1
+  let windowsTotal = 0
   const add = (count: RowCount) => {
     summary.tickets.inserted += count.inserted
     summary.tickets.updated += count.updated
@@ -133,6 +133,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   const windows = state.loadedUntil < backfillTo ? splitIntoWindows(state.loadedUntil, backfillTo) : []
   for (const [index, window] of windows.entries()) {
     const last = index === windows.length - 1
+    progress('backfill', index, windows.length)
     // The first response's token is kept until the backfill ends: changes made meanwhile come
     // again in the pass below, never not at all.
     await load(window, undefined, (token) => ({
@@ -152,6 +153,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     const ranges = splitIntoWindows(from, horizon)
     for (const [index, window] of ranges.entries()) {
       const last = index === ranges.length - 1
+      progress('reconcile', index, ranges.length)
       await load(window, undefined, (token) => ({ ...state, changesToken: state.changesToken ?? token, reconcileFrom: last ? null : window.toMs }), true)
       progress('reconcile', index + 1, ranges.length)
     }
@@ -169,6 +171,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   const needed = state.changesToken !== null || state.loadedUntil < now
   if (needed && trailing.fromMs < trailing.toMs) {
     const next = (token: string | null): SyncState => ({ ...state, loadedUntil: Math.max(state.loadedUntil, now), backfillUntil: null, changesToken: token })
+    progress('changes', 0, 1)
     try {
       await load(trailing, state.changesToken ?? undefined, next)
     } catch (error) {
@@ -181,6 +184,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
       summary.locations.deleted += replaced.locations.deleted
       summary.queues.deleted += replaced.queues.deleted
       await reconcile(state.since)
+      progress('changes', 0, 1)
       await load(trailing, state.changesToken ?? undefined, next)
     }
     progress('changes', 1, 1)

@@ -112,7 +112,7 @@ describe('sync: tickets created while a run goes on', () => {
 })
 
 describe('sync: progress', () => {
-  test('a reconcile that changes nothing still shows the rows it reads, and a rate', async () => {
+  test('a first run counts its windows out of one total; a reconcile that changes nothing is labelled so and shows the rows it reads', async () => {
     const file = join(temp.dir, 'progress.duckdb')
     const since = Date.now() - 150 * DAY
     const run = async (reconcile: boolean) => {
@@ -125,8 +125,15 @@ describe('sync: progress', () => {
       }
       return seen
     }
-    await run(false)
+    // A first run: every window of the backfill counted out of the same total, in order.
+    const first = (await run(false)).filter((p) => p.phase === 'backfill')
+    expect(first.length).toBeGreaterThan(0)
+    expect(new Set(first.map((p) => p.windowsTotal))).toEqual(new Set([2]))
+    expect(first.map((p) => p.windowsDone)).toEqual([...first.map((p) => p.windowsDone)].sort((a, b) => a - b))
     const seen = await run(true)
+    // A reconcile's windows are labelled as such from its first byte, none as loading.
+    expect(seen.filter((p) => p.phase === 'backfill')).toEqual([])
+    expect(seen[0]!.phase).toBe('reconcile')
     const last = seen.filter((p) => p.phase === 'reconcile').at(-1)!
     const [{ n }] = (await queryDuckDb(file, 'SELECT count(*) AS n FROM tickets')) as [{ n: string }]
     expect(last.rows).toBe(Number(n))
