@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { queryDuckDb } from '../support/duckdb-query.ts'
 import { join } from 'node:path'
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { startServerProcess } from '../support/server-process.ts'
 import { openTenant, tempDataDir } from '../support/harness.ts'
 import { writeTickets } from '../support/fixtures.ts'
@@ -243,6 +243,12 @@ describe('sync: wrong input and failures', () => {
     writeFileSync(tokenFile, `${tenant.token}\n`, { mode: 0o600 })
     const run = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--quiet', '--token-file', tokenFile], { API_TOKEN: '' })
     expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({ status: 0, stdout: '', stderr: '' })
+    // Readable by others: one warning line, even with --quiet (cron mails it); the run goes on.
+    chmodSync(tokenFile, 0o644)
+    const open = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--quiet', '--token-file', tokenFile], { API_TOKEN: '' })
+    expect({ status: open.status, stdout: open.stdout }).toEqual({ status: 0, stdout: '' })
+    expect(open.stderr).toBe(`sync: warning: --token-file ${tokenFile} is readable by others than its user (mode 0644): chmod 600 ${tokenFile}\n`)
+    chmodSync(tokenFile, 0o600)
     const missing = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--token-file', join(temp.dir, 'no-such-token')])
     expect(missing.status).toBe(2)
     expect(missing.stderr).toContain('--token-file')
