@@ -39,7 +39,7 @@ export interface ClientOptions {
    */
   onResponse?: (response: Response) => void
   /** How the client waits; a test may pass one that moves a fake clock. @default setTimeout */
-  sleep?: (ms: number) => Promise<void>
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
   /** Source of the backoff's jitter, in [0, 1). @default Math.random */
   random?: () => number
 }
@@ -108,7 +108,7 @@ export class Client {
     this.authorization = `Bearer ${options.token}`
     this.policy = {
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+      sleep: options.sleep ?? abortableSleep,
       random: options.random ?? Math.random,
       maxAttempts: options.maxAttempts ?? 4,
       maxRetryWaitSeconds: options.maxRetryWaitSeconds ?? 300,
@@ -219,4 +219,16 @@ export class Client {
     const headers = { Authorization: this.authorization, Accept: path.endsWith('.csv') ? 'text/csv' : 'application/json' }
     return sendWithRetries(url, { headers, signal }, this.policy, budget)
   }
+}
+
+/** A timer that is cleared when `signal` aborts, so that an abandoned wait keeps no process alive. */
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => clearTimeout(timer)
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', stop)
+      resolve()
+    }, ms)
+    signal?.addEventListener('abort', stop, { once: true })
+  })
 }

@@ -17,7 +17,8 @@ export type FetchLike = (url: string, init: RequestInit) => Promise<Response>
 
 export interface RetryPolicy {
   fetch: FetchLike
-  sleep: (ms: number) => Promise<void>
+  /** Resolves after `ms`; may end early when `signal` aborts (the wait ends then anyway). */
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>
   random: () => number
   /** Attempts of one request when the answer is a 5xx or no answer (the first included). */
   maxAttempts: number
@@ -81,8 +82,19 @@ function backoff(policy: RetryPolicy, attempt: number): number {
   return ceiling * (0.5 + policy.random() * 0.5)
 }
 
+/** Waits `event.waitSeconds`; the caller's signal ends the wait at once (its reason thrown, an AbortError by default). */
 async function wait(policy: RetryPolicy, event: RetryEvent, signal: AbortSignal | undefined): Promise<void> {
   policy.onRetry?.(event)
-  await policy.sleep(event.waitSeconds * 1000)
-  signal?.throwIfAborted()
+  if (!signal) return policy.sleep(event.waitSeconds * 1000)
+  signal.throwIfAborted()
+  let onAbort = () => {}
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    await Promise.race([policy.sleep(event.waitSeconds * 1000, signal), aborted])
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
 }

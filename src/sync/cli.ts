@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { ApiResponseError, Client, NetworkError, NotFoundError, TimeoutError, UnauthorizedError, UnexpectedResponseError, type RetryEvent } from '../client/index.ts'
 import { toInstant } from '../client/windows.ts'
 import { parseOptions, UsageError } from '../cli/args.ts'
@@ -19,12 +19,12 @@ const USAGE = `usage: npm run -s sync -- --url <base URL> --into <file.duckdb | 
   --reconcile  read the whole mirrored range again and make the mirror equal to the server:
                inserts, updates and deletes (run it weekly beside an hourly sync)
   --token-env  the environment variable holding the API token (default: API_TOKEN)
-  --token-file a file holding the API token (readable by its user only), instead of --token-env
+  --token-file a file holding the API token (readable by its user only, else a warning), instead of --token-env
   --timeout    seconds without a byte from the API, or waiting for a PostgreSQL lock, before the
                run ends with exit 1 (default: 60)
   --grant      PostgreSQL only: give this role read access to the schema, tables added later included
   --json       print one JSON document on stdout (the summary, or {"error","message"} on failure)
-  --quiet      print nothing when the run succeeds (for cron); a failure still prints its line
+  --quiet      print nothing when the run succeeds (for cron); a failure or a warning still prints its line
 Exit status: 0 the mirror is current, 2 wrong input, 1 a failure (every window committed is kept).`
 
 const OPTIONS = {
@@ -139,8 +139,12 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     else if (!options.quiet) io.err(`${io.interactive ? '\n' : ''}${describeSummary(summary, requests, waits.length)}\n`)
     status = 0
   } catch (error) {
-    if (createdFile) committed = (await target?.state().catch(() => null)) != null
-    const kept = '; every window committed so far is kept, run sync again to go on'
+    // Said only where it is true and helps: the target holds committed windows, and running
+    // again can go on (a refused token must be replaced first).
+    const holdsWindows = (await target?.state().catch(() => null)) != null
+    if (createdFile) committed = holdsWindows
+    await target?.discardIfEmpty().catch(() => undefined)
+    const kept = holdsWindows && !(error instanceof UnauthorizedError) ? '; every window committed so far is kept, run sync again to go on' : ''
     if (error instanceof UsageError) status = fail('usage', error.message, 2)
     else if (error instanceof TargetBusyError) status = fail('busy', describeFailure(error, options), 1)
     else if (error instanceof TimeoutError || error instanceof LockTimeoutError) status = fail('timeout', describeFailure(error, options), 1, kept)
@@ -173,7 +177,9 @@ function parseCommandLine(argv: string[], io: SyncIo): SyncCommandOptions | 'hel
     }
     if (since >= io.now) throw new UsageError(`--since must be in the past; got ${values.since}`)
   }
-  const { token, tokenSource } = readToken(values['token-env'], values['token-file'], io.env)
+  const { token, tokenSource, warning } = readToken(values['token-env'], values['token-file'], io.env)
+  // A warning is not success output: printed with --quiet too, so that cron mails it.
+  if (warning) io.err(`sync: warning: ${warning}\n`)
   const timeoutSeconds = values.timeout === undefined ? DEFAULT_TIMEOUT_SECONDS : Number(values.timeout)
   if (!(timeoutSeconds >= 1 && timeoutSeconds <= 86_400)) throw new UsageError(`--timeout takes a number of seconds from 1 to 86400; got ${values.timeout}`)
   if (values.json && values.quiet) throw new UsageError('--json and --quiet exclude each other: --json prints one document, --quiet nothing')
@@ -195,7 +201,7 @@ function parseCommandLine(argv: string[], io: SyncIo): SyncCommandOptions | 'hel
 }
 
 /** The API token: from a file (`--token-file`), or from an environment variable, never from an argument. */
-function readToken(variable: string | undefined, file: string | undefined, env: Record<string, string | undefined>): { token: string; tokenSource: string } {
+function readToken(variable: string | undefined, file: string | undefined, env: Record<string, string | undefined>): { token: string; tokenSource: string; warning?: string } {
   if (file !== undefined) {
     if (variable !== undefined) throw new UsageError('--token-env and --token-file exclude each other: give the token one way')
     let text: string
@@ -206,7 +212,9 @@ function readToken(variable: string | undefined, file: string | undefined, env: 
     }
     const token = text.trim()
     if (!token || /\s/.test(token)) throw new UsageError(`--token-file ${file} must hold the API token alone, on one line`)
-    return { token, tokenSource: file }
+    const mode = statSync(file).mode & 0o777
+    const warning = mode & 0o077 ? `--token-file ${file} is readable by others than its user (mode ${mode.toString(8).padStart(4, '0')}): chmod 600 ${file}` : undefined
+    return { token, tokenSource: file, warning }
   }
   const tokenVariable = variable ?? 'API_TOKEN'
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenVariable)) throw new UsageError(`--token-env takes the name of an environment variable; got ${tokenVariable}`)
@@ -218,7 +226,7 @@ function readToken(variable: string | undefined, file: string | undefined, env: 
 function describeProgress(p: SyncProgress): string {
   const seconds = p.elapsedMs / 1000
   const rate = seconds > 0 ? Math.round(p.rows / seconds) : 0
-  const done = Math.round((p.windowsDone / p.windowsTotal) * 20)
+  const done = p.windowsTotal > 0 ? Math.round((p.windowsDone / p.windowsTotal) * 20) : 0
   const phase = { backfill: 'loading', reconcile: 'reconciling', changes: 'changes' }[p.phase]
   return `${phase} [${'#'.repeat(done)}${'.'.repeat(20 - done)}] window ${p.windowsDone}/${p.windowsTotal}  ${p.rows} rows read  ${rate} rows/s`
 }
@@ -250,7 +258,12 @@ function describeFailure(error: unknown, options: SyncCommandOptions): string {
   if (options.target.kind === 'duckdb' && /lock/i.test(message)) {
     return `the DuckDB file is in use by another process (${message}); a DuckDB file has one writer or many readers, never both: wait for the other sync to end, close the reader, or sync into PostgreSQL for readers that stay connected`
   }
-  if (options.target.kind === 'postgresql') return `PostgreSQL at ${options.target.location.description}: ${withoutPassword(message, options.target.location.password)}`
+  if (options.target.kind === 'postgresql') {
+    const { location } = options.target
+    // The server asked for a password and none was given: say where one goes.
+    const hint = !location.password && /password/i.test(message) ? ' (no password was given: set PGPASSWORD, or put it in the URL, postgresql://user:password@host/db)' : ''
+    return `PostgreSQL at ${location.description}: ${withoutPassword(message, location.password)}${hint}`
+  }
   return message
 }
 

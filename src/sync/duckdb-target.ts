@@ -44,7 +44,7 @@ const SCHEMA = `
     last_run JSON
   );
   ALTER TABLE _sync_state ADD COLUMN IF NOT EXISTS reconcile_from TIMESTAMPTZ;
-  ${ticketDetailsView((table) => table, (from, to) => `epoch(${to}) - epoch(${from})`)};
+  ${ticketDetailsView((table) => table, (from, to) => `CAST((epoch_ms(${to}) - epoch_ms(${from})) * 0.001 AS DECIMAL(18, 3))`)};
   ${commentStatements((table) => table).join(';\n  ')};
 `
 
@@ -77,22 +77,34 @@ export class DuckDbTarget implements SyncTarget {
     private readonly db: DuckDBConnection,
   ) {}
 
-  /** Opens (creating if needed) the file and its tables. Throws if another process holds it. */
+  /** Opens (creating if needed) the file; its tables are made by prepare(). Throws if another process holds it. */
   static async open(path: string): Promise<DuckDbTarget> {
     const instance = await DuckDBInstance.create(path, DUCKDB_SETTINGS)
     try {
-      const db = await instance.connect()
-      await db.run(SCHEMA)
-      const target = new DuckDbTarget(path, instance, db)
-      await target.dropTicketKey()
-      // Into the file now, not left in its write-ahead log: DuckDB fails to replay a view and
-      // its comments from the log after a killed run (an internal error on the next open).
-      await db.run('CHECKPOINT')
-      return target
+      return new DuckDbTarget(path, instance, await instance.connect())
     } catch (error) {
       instance.closeSync()
       throw error
     }
+  }
+
+  async prepare(): Promise<void> {
+    await this.db.run(SCHEMA)
+    await this.dropTicketKey()
+    // Into the file now, not left in its write-ahead log: DuckDB fails to replay a view and
+    // its comments from the log after a killed run (an internal error on the next open).
+    await this.db.run('CHECKPOINT')
+  }
+
+  /** The columns `table` has in the file (none when it does not exist yet). */
+  private async columns(table: string): Promise<Set<string>> {
+    const reader = await this.db.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = $table`, { table })
+    return new Set(reader.getRowsJS().map((row) => String(row[0])))
+  }
+
+  async locationIds(): Promise<string[]> {
+    if (!(await this.columns('locations')).has('id')) return []
+    return (await this.db.runAndReadAll('SELECT id FROM locations')).getRowsJS().map((row) => String(row[0]))
   }
 
   /**
@@ -114,8 +126,12 @@ export class DuckDbTarget implements SyncTarget {
   }
 
   async state(): Promise<SyncState | null> {
+    // Read before prepare(): the table may not exist yet, or lack a column an earlier release did not write.
+    const columns = await this.columns('_sync_state')
+    if (columns.size === 0) return null
     const reader = await this.db.runAndReadAll(
-      `SELECT base_url, epoch_ms(since), epoch_ms(loaded_until), epoch_ms(backfill_until), changes_token, epoch_ms(reconcile_from), last_run FROM _sync_state WHERE id = 1`,
+      `SELECT base_url, epoch_ms(since), epoch_ms(loaded_until), epoch_ms(backfill_until), changes_token,
+         ${columns.has('reconcile_from') ? 'epoch_ms(reconcile_from)' : 'NULL'}, last_run FROM _sync_state WHERE id = 1`,
     )
     const row = reader.getRowsJS()[0]
     if (!row) return null
@@ -266,6 +282,9 @@ export class DuckDbTarget implements SyncTarget {
 
   /** Nothing to build: DuckDB's zone maps serve time-range reads without an index (and an ART index would have to fit in memory). */
   async completeRun(): Promise<void> {}
+
+  /** Nothing here: the command removes a file it created once the file is closed. */
+  async discardIfEmpty(): Promise<void> {}
 
   abandon(): void {
     rmSync(this.scratch, { recursive: true, force: true })

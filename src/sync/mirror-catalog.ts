@@ -67,7 +67,7 @@ export const MIRROR_COMMENTS: Record<string, { table: string; columns: Record<st
 export const TICKET_DETAILS_COMMENT =
   'Each ticket with its location_name and queue_name, wait_seconds (called_at - created_at) and service_seconds (completed_at - called_at); NULL where a time is missing.'
 
-/** The view `ticket_details`; `qualify` names a table of the mirror, `secondsBetween` the engine's difference of two timestamps in seconds. */
+/** The view `ticket_details`; `qualify` names a table of the mirror, `secondsBetween` the engine's difference of two timestamps in seconds, exact to the millisecond (DECIMAL(18,3) in both engines). */
 export function ticketDetailsView(qualify: (table: string) => string, secondsBetween: (from: string, to: string) => string): string {
   return `CREATE OR REPLACE VIEW ${qualify('ticket_details')} AS
     SELECT ${columnList('t')}, t._synced_at,
@@ -79,7 +79,16 @@ export function ticketDetailsView(qualify: (table: string) => string, secondsBet
       LEFT JOIN ${qualify('queues')} q ON q.id = t.queue_id`
 }
 
-/** `COMMENT ON` statements for every table, column and the view. */
+/** The columns of `ticket_details`: those of `tickets`, then the names and the waits. */
+export const TICKET_DETAILS_COLUMN_COMMENTS: Record<string, string> = {
+  ...MIRROR_COMMENTS.tickets!.columns,
+  location_name: 'The name of the ticket\'s location (locations.name); names may repeat: group by location_id.',
+  queue_name: 'The name of the ticket\'s queue (queues.name); names repeat across locations: group by queue_id.',
+  wait_seconds: 'Seconds from created_at to called_at, exact to the millisecond; NULL when the ticket was not called.',
+  service_seconds: 'Seconds from called_at to completed_at, exact to the millisecond; NULL when either is missing.',
+}
+
+/** `COMMENT ON` statements for every table, column and the view and its columns. */
 export function commentStatements(qualify: (table: string) => string): string[] {
   const quote = (text: string) => `'${text.replace(/'/g, "''")}'`
   const statements: string[] = []
@@ -88,5 +97,6 @@ export function commentStatements(qualify: (table: string) => string): string[] 
     for (const [column, text] of Object.entries(columns)) statements.push(`COMMENT ON COLUMN ${qualify(table)}.${column} IS ${quote(text)}`)
   }
   statements.push(`COMMENT ON VIEW ${qualify('ticket_details')} IS ${quote(TICKET_DETAILS_COMMENT)}`)
+  for (const [column, text] of Object.entries(TICKET_DETAILS_COLUMN_COMMENTS)) statements.push(`COMMENT ON COLUMN ${qualify('ticket_details')}.${column} IS ${quote(text)}`)
   return statements
 }

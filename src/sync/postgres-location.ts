@@ -39,6 +39,28 @@ function plainName(option: string, name: string): string {
   throw new SyncInputError(`${option} takes a lower-case name (a-z, 0-9, _; not starting with a digit), as PostgreSQL reads it unquoted; got ${name}${advice}`)
 }
 
+/**
+ * PostgreSQL's reserved key words (pg_get_keywords() categories R and T, PostgreSQL 15, and
+ * system_user of 16): a schema of one of these names is refused by every unquoted query.
+ */
+const RESERVED_WORDS = new Set(
+  `all analyse analyze and any array as asc asymmetric authorization binary both case cast check collate collation column
+   concurrently constraint create cross current_catalog current_date current_role current_schema current_time current_timestamp
+   current_user default deferrable desc distinct do else end except false fetch for foreign freeze from full grant group having
+   ilike in initially inner intersect into is isnull join lateral leading left like limit localtime localtimestamp natural not
+   notnull null offset on only or order outer overlaps placing primary references returning right select session_user similar
+   some symmetric system_user table tablesample then to trailing true union unique user using variadic verbose when where window
+   with`.split(/\s+/),
+)
+
+/** `--schema`: a plain lower-case name that PostgreSQL accepts unquoted and for a new schema (no pg_ prefix). */
+export function parseSchemaName(schema: string): string {
+  plainName('--schema', schema)
+  if (RESERVED_WORDS.has(schema)) throw new SyncInputError(`--schema ${schema} is a reserved word in PostgreSQL, which queries could only name quoted; choose another name`)
+  if (schema.startsWith('pg_')) throw new SyncInputError(`--schema ${schema}: names starting with pg_ are reserved for PostgreSQL's own schemas; choose another name`)
+  return schema
+}
+
 /** `--grant`'s role, a plain lower-case name. */
 export function parseRoleName(role: string): string {
   return plainName('--grant', role)
@@ -112,7 +134,7 @@ export function parsePostgresUrl(into: string, schema: string, env: Record<strin
   if (!url.hostname || !database || database.includes('/')) {
     throw new SyncInputError('--into needs a host and a database: postgresql://user@host:5432/database')
   }
-  plainName('--schema', schema)
+  parseSchemaName(schema)
   const port = url.port ? Number(url.port) : 5432
   const username = decodeURIComponent(url.username) || env.PGUSER || 'postgres'
   const password = url.password ? decodeURIComponent(url.password) : env.PGPASSWORD

@@ -24,6 +24,8 @@ const SYNCED_AT_DDL = '_synced_at TIMESTAMPTZ DEFAULT now()'
 export class PostgresTarget implements SyncTarget {
   private readonly tickets: string
   private readonly state_: string
+  /** Whether prepare() created the schema: a run that then commits no window drops it again. */
+  private createdSchema = false
 
   private constructor(
     private readonly pool: SQL,
@@ -40,7 +42,7 @@ export class PostgresTarget implements SyncTarget {
   }
 
   /**
-   * Connects, takes the schema's run lock, and creates the schema and its tables if needed.
+   * Connects and takes the schema's run lock; prepare() creates the schema and its tables.
    * Everything runs on one reserved connection: a window's COPY, upsert and state in one
    * transaction on it, and the run lock, a session lock, held on it until close().
    */
@@ -64,36 +66,6 @@ export class PostgresTarget implements SyncTarget {
       // A lock held elsewhere (a CREATE INDEX, a LOCK TABLE) is waited for this long, not for ever.
       await sql.unsafe(`SET lock_timeout = '${Math.round(lockTimeoutSeconds * 1000)}ms'`)
       await takeRunLock(sql, location.schema)
-      const s = `"${location.schema}"`
-      const reserved = sql
-      await withLockTimeout(reserved, location, lockTimeoutSeconds, () => reserved.begin(async (tx) => {
-        await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`)
-        await tx.unsafe(`
-          CREATE TABLE IF NOT EXISTS ${s}.locations (id TEXT PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL);
-          CREATE TABLE IF NOT EXISTS ${s}.queues (id TEXT PRIMARY KEY, location_id TEXT NOT NULL, name TEXT NOT NULL, slug TEXT NOT NULL, status TEXT NOT NULL);
-          CREATE TABLE IF NOT EXISTS ${s}.tickets (
-            ${TICKETS_COLUMNS_DDL},
-            PRIMARY KEY (id)
-          );
-          CREATE TABLE IF NOT EXISTS ${s}._sync_state (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            base_url TEXT NOT NULL,
-            since TIMESTAMPTZ NOT NULL,
-            loaded_until TIMESTAMPTZ NOT NULL,
-            backfill_until TIMESTAMPTZ,
-            changes_token TEXT,
-            last_run JSONB,
-            reconcile_from TIMESTAMPTZ
-          );`).simple()
-        if (await shapeIsCurrent(tx, location.schema)) return
-        await tx.unsafe(`
-          ALTER TABLE ${s}.locations ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
-          ALTER TABLE ${s}.queues ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
-          ALTER TABLE ${s}.tickets ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
-          ${ticketDetailsView((table) => `${s}.${table}`, (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))`)};
-          ${commentStatements((table) => `${s}.${table}`).join(';\n')};`).simple()
-      }))
-      if (location.grantTo) await withLockTimeout(reserved, location, lockTimeoutSeconds, () => reserved.begin((tx) => grantReadAccess(tx, s, location.grantTo!)))
       return new PostgresTarget(pool, sql, location, lockTimeoutSeconds)
     } catch (error) {
       sql?.release()
@@ -102,7 +74,66 @@ export class PostgresTarget implements SyncTarget {
     }
   }
 
+  /** Creates the schema and its tables if needed, brings an earlier release's up to date, and gives --grant's role read access. */
+  async prepare(): Promise<void> {
+    const { location, lockTimeoutSeconds } = this
+    const reserved = this.sql
+    const s = `"${location.schema}"`
+    // Wrong input is found before anything is created: nothing is left by a run that exits 2.
+    if (location.grantTo && ((await reserved.unsafe('SELECT 1 FROM pg_roles WHERE rolname = $1', [location.grantTo])) as unknown[]).length === 0) {
+      throw noSuchRole(location.grantTo)
+    }
+    const [schema] = (await reserved.unsafe('SELECT to_regnamespace($1) IS NULL AS missing', [`"${location.schema}"`])) as { missing: boolean }[]
+    this.createdSchema = schema!.missing
+    await withLockTimeout(reserved, location, lockTimeoutSeconds, () => briefLocks(reserved, lockTimeoutSeconds, async (tx) => {
+      await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`)
+      await tx.unsafe(`
+        CREATE TABLE IF NOT EXISTS ${s}.locations (id TEXT PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS ${s}.queues (id TEXT PRIMARY KEY, location_id TEXT NOT NULL, name TEXT NOT NULL, slug TEXT NOT NULL, status TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS ${s}.tickets (
+          ${TICKETS_COLUMNS_DDL},
+          PRIMARY KEY (id)
+        );
+        CREATE TABLE IF NOT EXISTS ${s}._sync_state (
+          id INTEGER PRIMARY KEY CHECK (id = 1),
+          base_url TEXT NOT NULL,
+          since TIMESTAMPTZ NOT NULL,
+          loaded_until TIMESTAMPTZ NOT NULL,
+          backfill_until TIMESTAMPTZ,
+          changes_token TEXT,
+          last_run JSONB,
+          reconcile_from TIMESTAMPTZ
+        );`).simple()
+      if (await shapeIsCurrent(tx, location.schema)) return
+      await tx.unsafe(`
+        ALTER TABLE ${s}.locations ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
+        ALTER TABLE ${s}.queues ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
+        ALTER TABLE ${s}.tickets ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
+        DROP VIEW IF EXISTS ${s}.ticket_details;
+        ${ticketDetailsView((table) => `${s}.${table}`, (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))::numeric(18, 3)`)};
+        ${commentStatements((table) => `${s}.${table}`).join(';\n')};`).simple()
+    }))
+    if (location.grantTo) await withLockTimeout(reserved, location, lockTimeoutSeconds, () => briefLocks(reserved, lockTimeoutSeconds, (tx) => grantReadAccess(tx, s, location.grantTo!)))
+  }
+
+  async locationIds(): Promise<string[]> {
+    return this.guarded(() => this.readLocationIds())
+  }
+
+  private async readLocationIds(): Promise<string[]> {
+    const [exists] = (await this.sql.unsafe('SELECT to_regclass($1) IS NOT NULL AS present', [`"${this.location.schema}".locations`])) as { present: boolean }[]
+    if (!exists!.present) return []
+    return ((await this.sql.unsafe(`SELECT id FROM "${this.location.schema}".locations`)) as { id: string }[]).map((row) => row.id)
+  }
+
   async state(): Promise<SyncState | null> {
+    return this.guarded(() => this.readState())
+  }
+
+  private async readState(): Promise<SyncState | null> {
+    // Read before prepare(): the schema and its tables may not exist yet.
+    const [exists] = (await this.sql.unsafe('SELECT to_regclass($1) IS NOT NULL AS present', [this.state_])) as { present: boolean }[]
+    if (!exists!.present) return null
     const rows = (await this.sql.unsafe(
       `SELECT base_url, since, loaded_until, backfill_until, changes_token, reconcile_from, last_run FROM ${this.state_} WHERE id = 1`,
     )) as Record<string, unknown>[]
@@ -122,7 +153,7 @@ export class PostgresTarget implements SyncTarget {
   }
 
   async saveState(state: SyncState): Promise<void> {
-    await this.writeState(this.sql, state)
+    await this.guarded(() => this.writeState(this.sql, state))
   }
 
   private async writeState(sql: SQL, state: SyncState): Promise<void> {
@@ -242,6 +273,11 @@ export class PostgresTarget implements SyncTarget {
     }
   }
 
+  async discardIfEmpty(): Promise<void> {
+    if (!this.createdSchema || (await this.state()) !== null) return
+    await this.sql.unsafe(`DROP SCHEMA "${this.location.schema}" CASCADE`)
+  }
+
   abandon(): void {
     // Nothing on disk here: the server rolls back the open transaction when the connection drops.
   }
@@ -297,18 +333,45 @@ const TICKET_INDEXES: Record<string, string> = {
   tickets_location_id_created_at_idx: 'location_id, created_at',
 }
 
+/** How long one attempt of prepare()'s DDL waits for a lock: every reader that queues behind it waits at most this long. */
+const BRIEF_LOCK_TIMEOUT_MS = 1000
+
+/**
+ * `work` in one transaction whose locks are waited for a second at a time, retried until
+ * `seconds` have passed. An ALTER TABLE waiting for a reader's open transaction makes every new
+ * reader queue behind it: waiting the whole --timeout would block them all that long, a second
+ * at a time lets them through between attempts.
+ */
+async function briefLocks<T>(sql: ReservedSQL, seconds: number, work: (tx: SQL) => Promise<T>): Promise<T> {
+  const deadline = Date.now() + seconds * 1000
+  for (;;) {
+    try {
+      return await sql.begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL lock_timeout = '${Math.min(BRIEF_LOCK_TIMEOUT_MS, seconds * 1000)}ms'`)
+        return work(tx as unknown as SQL)
+      })
+    } catch (error) {
+      if (sqlState(error) !== '55P03' || Date.now() + BRIEF_LOCK_TIMEOUT_MS > deadline) throw error
+      await Bun.sleep(200)
+    }
+  }
+}
+
 /**
  * Whether the schema already has this release's shape (`_synced_at` everywhere, the view with
- * its current comment). Only then is the upgrade skipped: its ALTER TABLE takes an exclusive
- * lock even when there is nothing to add, which would wait for every reader's open transaction
- * and make every later reader wait behind it.
+ * its current comment, its waits as numeric(18,3) and its columns commented). Only then is the upgrade skipped: its
+ * ALTER TABLE takes an exclusive lock even when there is nothing to add, which would wait for
+ * every reader's open transaction and make every later reader wait behind it. (The view is
+ * dropped before it is made again: CREATE OR REPLACE cannot change a column's type.)
  */
 async function shapeIsCurrent(tx: SQL, schema: string): Promise<boolean> {
   const s = `"${schema}"`
   const [row] = (await tx.unsafe(
     `SELECT (SELECT count(*) FROM pg_attribute WHERE attname = '_synced_at' AND NOT attisdropped
                AND attrelid IN (to_regclass($1), to_regclass($2), to_regclass($3))) = 3
-        AND obj_description(to_regclass($4), 'pg_class') IS NOT DISTINCT FROM $5 AS current`,
+        AND obj_description(to_regclass($4), 'pg_class') IS NOT DISTINCT FROM $5
+        AND (SELECT format_type(atttypid, atttypmod) = 'numeric(18,3)' AND col_description(attrelid, attnum) IS NOT NULL
+               FROM pg_attribute WHERE attrelid = to_regclass($4) AND attname = 'wait_seconds') AS current`,
     [`${s}.locations`, `${s}.queues`, `${s}.tickets`, `${s}.ticket_details`, TICKET_DETAILS_COMMENT],
   )) as { current: boolean }[]
   return row!.current
@@ -323,11 +386,15 @@ async function grantReadAccess(tx: SQL, schema: string, role: string): Promise<v
   try {
     await tx.unsafe(`GRANT USAGE ON SCHEMA ${schema} TO "${role}"`)
   } catch (error) {
-    if (sqlState(error) === '42704') throw new SyncInputError(`--grant ${role}: there is no such role in this PostgreSQL (create it first: CREATE ROLE ${role} LOGIN)`)
+    if (sqlState(error) === '42704') throw noSuchRole(role)
     throw error
   }
   await tx.unsafe(`GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO "${role}"`)
   await tx.unsafe(`ALTER DEFAULT PRIVILEGES IN SCHEMA ${schema} GRANT SELECT ON TABLES TO "${role}"`)
+}
+
+function noSuchRole(role: string): SyncInputError {
+  return new SyncInputError(`--grant ${role}: there is no such role in this PostgreSQL (create it first: CREATE ROLE ${role} LOGIN)`)
 }
 
 /** The SQLSTATE of an error Bun's client passes on from the server. */

@@ -67,6 +67,10 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     throw new SyncInputError(`${target.description} mirrors tickets since ${iso(stored.since)}; --since is fixed by the first run (leave it out, or use another target)`)
   }
   const historyReplaced = stored?.changesToken ? (await checkStoredToken(client, target, stored.changesToken, now)) === 'other_history' : false
+  const { locations } = await client.queues()
+  if (stored && !stored.changesToken) await checkLocations(target, locations)
+  // Only now is the mirror created or brought to this release's shape: a refused run changes nothing.
+  await target.prepare()
   const horizon = now + AHEAD_MS
   let state: SyncState
   if (stored) {
@@ -92,7 +96,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   let rowsRead = 0
   let phase: SyncProgress['phase'] = 'backfill'
   let windowsDone = 0
-  let windowsTotal = 1
+  let windowsTotal = 0
   const add = (count: RowCount) => {
     summary.tickets.inserted += count.inserted
     summary.tickets.updated += count.updated
@@ -116,7 +120,6 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   }
 
   // A reconcile makes the locations and queues equal too: those the API no longer lists go.
-  const { locations } = await client.queues()
   const reconciling = (options.reconcile && !firstRun) || state.reconcileFrom !== null || historyReplaced
   const structure = await target.upsertStructure(locations, reconciling)
   summary.locations = structure.locations
@@ -130,6 +133,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   const windows = state.loadedUntil < backfillTo ? splitIntoWindows(state.loadedUntil, backfillTo) : []
   for (const [index, window] of windows.entries()) {
     const last = index === windows.length - 1
+    progress('backfill', index, windows.length)
     // The first response's token is kept until the backfill ends: changes made meanwhile come
     // again in the pass below, never not at all.
     await load(window, undefined, (token) => ({
@@ -149,6 +153,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     const ranges = splitIntoWindows(from, horizon)
     for (const [index, window] of ranges.entries()) {
       const last = index === ranges.length - 1
+      progress('reconcile', index, ranges.length)
       await load(window, undefined, (token) => ({ ...state, changesToken: state.changesToken ?? token, reconcileFrom: last ? null : window.toMs }), true)
       progress('reconcile', index + 1, ranges.length)
     }
@@ -166,6 +171,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   const needed = state.changesToken !== null || state.loadedUntil < now
   if (needed && trailing.fromMs < trailing.toMs) {
     const next = (token: string | null): SyncState => ({ ...state, loadedUntil: Math.max(state.loadedUntil, now), backfillUntil: null, changesToken: token })
+    progress('changes', 0, 1)
     try {
       await load(trailing, state.changesToken ?? undefined, next)
     } catch (error) {
@@ -178,6 +184,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
       summary.locations.deleted += replaced.locations.deleted
       summary.queues.deleted += replaced.queues.deleted
       await reconcile(state.since)
+      progress('changes', 0, 1)
       await load(trailing, state.changesToken ?? undefined, next)
     }
     progress('changes', 1, 1)
@@ -211,6 +218,20 @@ async function checkStoredToken(client: Client, target: SyncTarget, changesToken
       )
     }
     return 'other_history'
+  }
+}
+
+/**
+ * A mirror without a changes token (made while the server kept no change log) is known by its
+ * locations: one that holds locations and shares none with the API's is another organisation's.
+ */
+async function checkLocations(target: SyncTarget, locations: readonly { id: string }[]): Promise<void> {
+  const mirrored = await target.locationIds()
+  const listed = new Set(locations.map((location) => location.id))
+  if (mirrored.length > 0 && !mirrored.some((id) => listed.has(id))) {
+    throw new SyncInputError(
+      `${target.description} mirrors another organisation than the token's (none of its locations is one the API lists for this token); sync this token into another target, or give the token of the organisation it mirrors`,
+    )
   }
 }
 

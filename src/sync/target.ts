@@ -12,8 +12,16 @@ import { UsageError } from '../cli/args.ts'
 export interface SyncTarget {
   /** How the target is named in messages: a file path, or a URL without its password. */
   readonly description: string
-  /** The stored state; null before the first window of the first run is committed. */
+  /** The stored state; null before the first window of the first run is committed (or before the tables exist). */
   state(): Promise<SyncState | null>
+  /** The ids of the mirror's locations (none before the tables exist): whose mirror it is, when no changes token says so. */
+  locationIds(): Promise<string[]>
+  /**
+   * Creates the tables, or brings a mirror of an earlier release up to this one's shape. Called
+   * once the run's checks have passed (the organisation's among them), so that a refused run
+   * changes nothing, not even the mirror's shape.
+   */
+  prepare(): Promise<void>
   /**
    * Upserts the locations and queues of /v1/queues, in one transaction; with `deleteAbsent`
    * (--reconcile) those the API no longer lists are deleted too.
@@ -30,6 +38,11 @@ export interface SyncTarget {
   saveState(state: SyncState): Promise<void>
   /** The run's rows are all in: builds what is cheaper to build once than to keep up row by row (PostgreSQL's indexes). */
   completeRun(): Promise<void>
+  /**
+   * After a failed run: what this run created is removed if no window was committed into it (a
+   * PostgreSQL schema; a DuckDB file is removed by the command once closed).
+   */
+  discardIfEmpty(): Promise<void>
   /** Removes its temporary files at once, without waiting: the process is ending on a signal. */
   abandon(): void
   close(): Promise<void>

@@ -222,6 +222,17 @@ describe('Client: limits', () => {
     expect(error.retryAfterSeconds).toBeGreaterThan(5)
   })
 
+  test('an AbortSignal ends a wait for the minute window at once (AbortError), not when the wait is over', async () => {
+    limited.clock.advance(120_000)
+    const controller = new AbortController()
+    // A wait that would last far longer than the test: only the abort can end it.
+    const client = new Client({ baseUrl: limited.base, token: paid, sleep: () => new Promise(() => {}), onRetry: () => setTimeout(() => controller.abort(), 20) })
+    const walk = collect(client.tickets({ from: '2026-03-01', to: '2026-03-05', limit: 1 }, { signal: controller.signal })).catch((e) => e)
+    const error = await Promise.race([walk, Bun.sleep(2000).then(() => 'still waiting')])
+    expect(error).toBeInstanceOf(DOMException)
+    expect((error as DOMException).name).toBe('AbortError')
+  })
+
   test('demo_quota_exceeded is thrown at once with resetAt, never slept through', async () => {
     limited.clock.advance(120_000)
     const sleeps: number[] = []

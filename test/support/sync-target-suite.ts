@@ -7,6 +7,7 @@ import { eventually } from './raw-http.ts'
 import { Client } from '../../src/client/index.ts'
 import { runSync } from '../../src/sync/sync.ts'
 import { openTarget, parseTarget } from '../../src/sync/open-target.ts'
+import { runAdmin } from '../../src/cli/admin.ts'
 
 /**
  * The behaviour `sync` must show on every warehouse target (src/sync/target.ts): each target's
@@ -202,6 +203,58 @@ export function syncTargetSuite(harness: TargetHarness) {
       }
       expect(await snapshot()).toEqual(before)
     })
+
+    test("a mirror without a changes token (the server's files at schema version 2): another organisation's token is exit 2, nothing changed", async () => {
+      const into = await harness.fresh('other-org-untracked')
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        const admin = (...argv: string[]) => runAdmin(argv, { dataDir: own.server.dataDir, now: Date.now(), out: () => {}, err: () => {} })
+        expect(admin('migrate', '--to', '2')).toBe(0)
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(NOW - 10 * DAY).toISOString()], env)).status).toBe(0)
+        expect(await harness.query(into, 'SELECT changes_token FROM _sync_state')).toEqual([{ changes_token: null }])
+        const snapshot = async () => ({
+          tickets: await mirrorTickets(into),
+          locations: await harness.query(into, 'SELECT * FROM locations ORDER BY id'),
+          state: await harness.query(into, `SELECT ${harness.iso('loaded_until')} AS loaded_until FROM _sync_state`),
+        })
+        const before = await snapshot()
+        const { org, token } = own.server.organisation()
+        const db = openTenant(own.server.dataDir, org.id)
+        db.exec(`INSERT INTO locations (id, name, slug) VALUES ('loc_theirs', 'Elsewhere', 'elsewhere');
+          INSERT INTO queues (id, location_id, name, slug, status) VALUES ('q_theirs', 'loc_theirs', 'Desk', 'desk', 'ACTIVE')`)
+        writeTickets(db, [{ id: 'theirs-1', number: 1, queueId: 'q_theirs', locationId: 'loc_theirs', status: 'WAITING', createdAt: new Date(NOW - DAY).toISOString() }])
+        db.close()
+        expect(admin('migrate', '--to', '2')).toBe(0)
+        for (const extra of [[], ['--reconcile']]) {
+          const run = await sync({ server: own.server, token, orgId: org.id }, ['--url', own.server.base, '--into', ...into, ...extra], env)
+          expect(run.status).toBe(2)
+          expect(run.stderr).toContain('mirrors another organisation than the token')
+          expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        }
+        expect(await snapshot()).toEqual(before)
+      } finally {
+        await own.server.close()
+      }
+    })
+
+    test("a mirror of the previous release (no _synced_at, no ticket_details) refused for another organisation's token keeps its shape", async () => {
+      const into = await harness.fresh('other-org-previous')
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--since', new Date(NOW - 10 * DAY).toISOString()], env)).status).toBe(0)
+      await harness.query(into, 'DROP VIEW ticket_details')
+      for (const table of ['tickets', 'queues', 'locations']) await harness.query(into, `ALTER TABLE ${table} DROP COLUMN _synced_at`)
+      const shape = async () => ({
+        syncedAt: await harness.query(into, `SELECT count(*) AS n FROM information_schema.columns WHERE column_name = '_synced_at' AND table_schema = current_schema()`),
+        views: await harness.query(into, `SELECT count(*) AS n FROM information_schema.tables WHERE table_name = 'ticket_details' AND table_schema = current_schema()`),
+        comments: await harness.comments(into),
+      })
+      const before = await shape()
+      expect(Number(before.syncedAt[0]!.n)).toBe(0)
+      const { token } = tenant.server.organisation()
+      const run = await sync({ ...tenant, token }, ['--url', tenant.server.base, '--into', ...into], env)
+      expect(run.status).toBe(2)
+      expect(run.stderr).toContain('mirrors another organisation than the token')
+      expect(await shape()).toEqual(before)
+    })
   })
 
   describe(`${name}: a mirror for BI tools`, () => {
@@ -213,8 +266,9 @@ export function syncTargetSuite(harness: TargetHarness) {
       for (const key of ['locations', 'queues', 'tickets', '_sync_state', 'ticket_details', 'tickets._synced_at', 'tickets.called_at', 'queues.location_id']) {
         expect(Object.keys(comments)).toContain(key)
       }
-      const missing = Object.entries(comments).filter(([key, text]) => !text && !key.startsWith('ticket_details.'))
+      const missing = Object.entries(comments).filter(([, text]) => !text)
       expect(missing).toEqual([])
+      for (const column of ['id', 'created_at', '_synced_at', 'location_name', 'queue_name', 'wait_seconds', 'service_seconds']) expect(comments[`ticket_details.${column}`]).toBeTruthy()
 
       const details = await harness.query(
         into,
@@ -227,6 +281,27 @@ export function syncTargetSuite(harness: TargetHarness) {
       ])
       const [all] = await harness.query(into, 'SELECT count(*) AS n, count(location_name) AS named FROM ticket_details')
       expect(Number(all!.named)).toBe(Number(all!.n))
+    })
+
+    test('wait_seconds and service_seconds are exact to the millisecond (DECIMAL(18,3)), the same text in every engine', async () => {
+      const into = await harness.fresh('waits-exact')
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        const created = NOW - 2 * DAY + 123
+        const db = openTenant(own.server.dataDir, own.orgId)
+        writeTickets(db, [{
+          id: 'x-exact', number: 11, queueId: 'q_pay', locationId: 'loc_a', status: 'COMPLETED', createdAt: new Date(created).toISOString(),
+          calledAt: new Date(created + 79_054).toISOString(), completedAt: new Date(created + 79_054 + 1_001).toISOString(),
+        }])
+        db.close()
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(NOW - 10 * DAY).toISOString()], env)).status).toBe(0)
+        expect(await harness.query(into, `SELECT CAST(wait_seconds AS VARCHAR) AS wait, CAST(service_seconds AS VARCHAR) AS service FROM ticket_details WHERE id IN ('x-exact', 'x-noshow') ORDER BY id`)).toEqual([
+          { wait: '79.054', service: '1.001' },
+          { wait: '60.000', service: null },
+        ])
+      } finally {
+        await own.server.close()
+      }
     })
 
     test('_synced_at: a changed row gets a new one, an unchanged row keeps its own', async () => {

@@ -101,6 +101,7 @@ describe.skipIf(!available)('sync: how it connects to PostgreSQL', () => {
       expect(result.status).toBe(1)
       oneLine(result.stderr)
       expect(result.stderr).toContain('no encryption')
+      expect(result.stderr).not.toContain('every window committed')
     }
   }, 60_000)
 
@@ -112,6 +113,8 @@ describe.skipIf(!available)('sync: how it connects to PostgreSQL', () => {
     oneLine(withoutPassword.stderr)
     expect(withoutPassword.stderr).toContain('password authentication failed for user "loader"')
     expect(withoutPassword.stderr).not.toContain('right-password')
+    expect(withoutPassword.stderr).toContain('no password was given: set PGPASSWORD, or put it in the URL')
+    expect(withoutPassword.stderr).not.toContain('every window committed')
     const withPassword = await run(into, 'loaded', { DATABASE_URL: 'postgresql://someone:else@127.0.0.1:1/nothing', PGPASSWORD: 'right-password' })
     expect(withPassword.stderr).toContain('mirror current')
     expect(withPassword.status).toBe(0)

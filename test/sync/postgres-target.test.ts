@@ -8,6 +8,7 @@ import { writeTickets } from '../support/fixtures.ts'
 import { eventually } from '../support/raw-http.ts'
 import { firstChunkThenSilence } from '../support/flaky-proxy.ts'
 import { runLockKey } from '../../src/sync/postgres-target.ts'
+import { parseSchemaName } from '../../src/sync/postgres-location.ts'
 
 /**
  * `sync --into postgresql://…` against a real PostgreSQL cluster made for this file: the shared
@@ -145,6 +146,96 @@ describe.skipIf(!available)('PostgreSQL target', () => {
       expect(server.psql('warehouse', 'SELECT count(*) = count(_synced_at) FROM previous.ticket_details')).toBe('t')
     })
 
+    test('a view of the previous release (waits as numeric(*,6) from EXTRACT) is made again with numeric(18,3) waits', async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'old_waits', '--since', since()])).status).toBe(0)
+      server.psql('warehouse', `DO $$ DECLARE
+          definition text := replace(pg_get_viewdef('old_waits.ticket_details'), '::numeric(18,3)', '');
+          remark text := obj_description('old_waits.ticket_details'::regclass, 'pg_class');
+        BEGIN
+          DROP VIEW old_waits.ticket_details;
+          EXECUTE 'CREATE VIEW old_waits.ticket_details AS ' || definition;
+          EXECUTE format('COMMENT ON VIEW old_waits.ticket_details IS %L', remark);
+        END $$`)
+      const type = "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'old_waits.ticket_details'::regclass AND attname = 'wait_seconds'"
+      expect(server.psql('warehouse', type)).toBe('numeric')
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'old_waits'])).status).toBe(0)
+      expect(server.psql('warehouse', type)).toBe('numeric(18,3)')
+    })
+
+    test('a run that exits on bad input, or fails before its first window, leaves no schema behind', async () => {
+      const schemaExists = (name: string) => server.psql('warehouse', `SELECT count(*) FROM pg_namespace WHERE nspname = '${name}'`)
+      const badRole = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'fresh1', '--grant', 'nosuchrole'])
+      expect(badRole.status).toBe(2)
+      expect(badRole.stderr).toContain('--grant nosuchrole: there is no such role')
+      expect(schemaExists('fresh1')).toBe('0')
+      const refused = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'fresh2'], { API_TOKEN: 'svc_not_a_real_token_at_all_0000000000' })
+      expect(refused.status).toBe(1)
+      expect(refused.stderr).toContain('refused the token')
+      expect(schemaExists('fresh2')).toBe('0')
+      // A stalled first window: the schema this run created goes with it.
+      const stalled = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async (request) => {
+        const url = new URL(request.url)
+        const upstream = await fetch(`${tenant.server.base}${url.pathname}${url.search}`, { headers: request.headers })
+        if (!url.pathname.endsWith('.csv')) return upstream
+        return new Response(firstChunkThenSilence(upstream.body!), { status: upstream.status, headers: { 'content-type': 'text/csv' } })
+      } })
+      try {
+        const run = await sync(tenant, ['--url', `http://127.0.0.1:${stalled.port}`, '--into', databaseUrl, '--schema', 'fresh3', '--since', since(), '--timeout', '2'])
+        expect(run.status).toBe(1)
+        expect(schemaExists('fresh3')).toBe('0')
+      } finally {
+        stalled.stop(true)
+      }
+    })
+
+    test("--schema refuses every reserved key word of this PostgreSQL (pg_get_keywords' R and T) and accepts the others", () => {
+      const words = (category: string) => server.psql('warehouse', `SELECT string_agg(word, ' ') FROM pg_get_keywords() WHERE catcode IN (${category})`).split(' ')
+      const accepted = (word: string) => {
+        try {
+          return parseSchemaName(word) === word
+        } catch {
+          return false
+        }
+      }
+      expect(words("'R', 'T'").filter(accepted)).toEqual([])
+      expect(words("'U', 'C'").filter((word) => !accepted(word))).toEqual([])
+    })
+
+    test('upgrading it while a reader holds a REPEATABLE READ transaction: other readers wait about a second at most; exit 1 naming the reader', async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'upgrading', '--since', since()])).status).toBe(0)
+      server.psql('warehouse', 'DROP VIEW upgrading.ticket_details; ALTER TABLE upgrading.tickets DROP COLUMN _synced_at')
+      const pool = new SQL(databaseUrl, { max: 2 })
+      const bi = await pool.reserve()
+      const other = await pool.reserve()
+      try {
+        await bi.unsafe('BEGIN ISOLATION LEVEL REPEATABLE READ')
+        await bi.unsafe('SELECT count(*) FROM upgrading.tickets')
+        const [{ pid }] = (await bi.unsafe('SELECT pg_backend_pid() AS pid')) as [{ pid: number }]
+        let ended = false
+        const running = sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'upgrading', '--timeout', '6']).finally(() => (ended = true))
+        // Another reader, querying all along: each query may queue behind the upgrade's ALTER TABLE.
+        const waits: number[] = []
+        while (!ended) {
+          const started = performance.now()
+          await other.unsafe('SELECT count(*) FROM upgrading.tickets')
+          waits.push(performance.now() - started)
+          await Bun.sleep(50)
+        }
+        const run = await running
+        expect(run.status).toBe(1)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain(`backend ${pid}`)
+        expect(Math.max(...waits)).toBeLessThan(2000)
+        await bi.unsafe('COMMIT')
+        expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'upgrading'])).status).toBe(0)
+        expect(server.psql('warehouse', 'SELECT count(*) = count(_synced_at) FROM upgrading.ticket_details')).toBe('t')
+      } finally {
+        bi.release()
+        other.release()
+        await pool.close()
+      }
+    })
+
     test('--grant ROLE: the role reads the schema, tables made later included, before and after a reconcile; an unknown role is exit 2', async () => {
       server.psql('postgres', 'CREATE ROLE bi_reader LOGIN')
       const asReader = new SQL(databaseUrl.replace('postgres@', 'bi_reader@'), { max: 1 })
@@ -196,6 +287,7 @@ describe.skipIf(!available)('PostgreSQL target', () => {
         expect(Date.now() - started).toBeLessThan(20_000)
         expect(run.stderr.trim().split('\n')).toHaveLength(1)
         expect(run.stderr).toContain(`no byte from ${base} for 2 s (--timeout)`)
+        expect(run.stderr).toContain('every window committed so far is kept, run sync again to go on')
         expect(server.psql('warehouse', "SELECT count(*) FROM stalled.tickets WHERE id = 'pg-stalled-new'")).toBe('0')
         stall = false
         const after = await sync(tenant, ['--url', base, '--into', databaseUrl, '--schema', 'stalled', '--timeout', '2'])
@@ -233,6 +325,26 @@ describe.skipIf(!available)('PostgreSQL target', () => {
       const after = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'locked', '--json'])
       expect(after.status).toBe(0)
       expect(server.psql('warehouse', "SELECT count(*) FROM locked.tickets WHERE id = 'pg-locked-new'")).toBe('1')
+    }, 60_000)
+
+    test.each(['ACCESS EXCLUSIVE', 'EXCLUSIVE'])('a lock on _sync_state (%s) past --timeout: exit 1 naming its backend too', async (mode) => {
+      const schema = `state_locked_${mode === 'EXCLUSIVE' ? 'x' : 'ax'}`
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', schema, '--since', since()])).status).toBe(0)
+      const pool = new SQL(databaseUrl, { max: 1 })
+      const holder = await pool.reserve()
+      try {
+        const [{ pid }] = (await holder.unsafe('SELECT pg_backend_pid() AS pid')) as [{ pid: number }]
+        await holder.unsafe('BEGIN')
+        await holder.unsafe(`LOCK TABLE ${schema}._sync_state IN ${mode} MODE`)
+        const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', schema, '--timeout', '1'])
+        expect(run.status).toBe(1)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain(`held for longer than --timeout (1 s) by PostgreSQL backend ${pid}`)
+        await holder.unsafe('ROLLBACK')
+      } finally {
+        holder.release()
+        await pool.close()
+      }
     }, 60_000)
   })
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { queryDuckDb } from '../support/duckdb-query.ts'
 import { join } from 'node:path'
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { startServerProcess } from '../support/server-process.ts'
 import { openTenant, tempDataDir } from '../support/harness.ts'
 import { writeTickets } from '../support/fixtures.ts'
@@ -113,7 +113,7 @@ describe('sync: tickets created while a run goes on', () => {
 })
 
 describe('sync: progress', () => {
-  test('a reconcile that changes nothing still shows the rows it reads, and a rate', async () => {
+  test('a first run counts its windows out of one total; a reconcile that changes nothing is labelled so and shows the rows it reads', async () => {
     const file = join(temp.dir, 'progress.duckdb')
     const since = Date.now() - 150 * DAY
     const run = async (reconcile: boolean) => {
@@ -126,8 +126,15 @@ describe('sync: progress', () => {
       }
       return seen
     }
-    await run(false)
+    // A first run: every window of the backfill counted out of the same total, in order.
+    const first = (await run(false)).filter((p) => p.phase === 'backfill')
+    expect(first.length).toBeGreaterThan(0)
+    expect(new Set(first.map((p) => p.windowsTotal))).toEqual(new Set([2]))
+    expect(first.map((p) => p.windowsDone)).toEqual([...first.map((p) => p.windowsDone)].sort((a, b) => a - b))
     const seen = await run(true)
+    // A reconcile's windows are labelled as such from its first byte, none as loading.
+    expect(seen.filter((p) => p.phase === 'backfill')).toEqual([])
+    expect(seen[0]!.phase).toBe('reconcile')
     const last = seen.filter((p) => p.phase === 'reconcile').at(-1)!
     const [{ n }] = (await queryDuckDb(file, 'SELECT count(*) AS n FROM tickets')) as [{ n: string }]
     expect(last.rows).toBe(Number(n))
@@ -147,6 +154,8 @@ describe('sync: wrong input and failures', () => {
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--schema', 'analytics'], '--schema applies to a PostgreSQL target only'],
     [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'no-dashes'], '--schema takes a lower-case name'],
     [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'Analytics'], 'got Analytics: use --schema analytics'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'select'], '--schema select is a reserved word in PostgreSQL'],
+    [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--schema', 'pg_foo'], 'names starting with pg_ are reserved'],
     [['--url', 'http://127.0.0.1:1', '--into', 'postgresql://me:s3cret@127.0.0.1:1/db', '--grant', 'BI'], '--grant takes a lower-case name'],
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--grant', 'bi'], '--grant applies to a PostgreSQL target only'],
     [['--url', 'http://127.0.0.1:1', '--into', 'x.duckdb', '--timeout', 'soon'], '--timeout takes a number of seconds'],
@@ -226,6 +235,7 @@ describe('sync: wrong input and failures', () => {
     const refused = await sync(tenant, ['--url', tenant.server.base, '--into', join(temp.dir, 'json.duckdb'), '--json'], { API_TOKEN: 'svc_not_a_real_token_at_all_0000000000' })
     expect(refused.status).toBe(1)
     expect(JSON.parse(refused.stdout)).toEqual({ error: 'failure', message: expect.stringContaining('refused the token in API_TOKEN') })
+    expect(refused.stderr).not.toContain('every window committed')
   })
 
   test('--quiet prints nothing on success; --token-file reads the token; wrong ones exit 2', async () => {
@@ -234,6 +244,12 @@ describe('sync: wrong input and failures', () => {
     writeFileSync(tokenFile, `${tenant.token}\n`, { mode: 0o600 })
     const run = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--quiet', '--token-file', tokenFile], { API_TOKEN: '' })
     expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({ status: 0, stdout: '', stderr: '' })
+    // Readable by others: one warning line, even with --quiet (cron mails it); the run goes on.
+    chmodSync(tokenFile, 0o644)
+    const open = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--quiet', '--token-file', tokenFile], { API_TOKEN: '' })
+    expect({ status: open.status, stdout: open.stdout }).toEqual({ status: 0, stdout: '' })
+    expect(open.stderr).toBe(`sync: warning: --token-file ${tokenFile} is readable by others than its user (mode 0644): chmod 600 ${tokenFile}\n`)
+    chmodSync(tokenFile, 0o600)
     const missing = await sync(tenant, ['--url', tenant.server.base, '--into', file, '--token-file', join(temp.dir, 'no-such-token')])
     expect(missing.status).toBe(2)
     expect(missing.stderr).toContain('--token-file')
