@@ -15,6 +15,9 @@ import { tcpMigrateReq } from './tcp-migrate.ts'
  * limits through Redis (the configuration refuses WORKERS > 1 without REDIS_URL).
  */
 
+/** How long a rolling restart waits for a replacement to listen before it gives up on it. */
+const REPLACEMENT_START_MS = 60_000
+
 const WORKER_FLAG = '--worker='
 const SUPERVISOR_FLAG = '--supervisor='
 
@@ -173,9 +176,14 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
       for (let index = 0; index < config.workers; index++) {
         if (stopping) return
         const replacement = spawn(index, false)
-        if (!(await replacement.listening)) {
+        // A replacement that neither listens nor exits (stuck opening the data directory, say)
+        // must not hold every later SIGHUP back: it is stopped, and the old worker serves on.
+        const listening = await Promise.race([replacement.listening, Bun.sleep(REPLACEMENT_START_MS).then(() => 'timeout' as const)])
+        if (listening !== true) {
           if (stopping) return // ended by the shutdown, not by a failure of its own
-          logger.error('reload_failed', { worker: index, pid: replacement.child.pid, code: replacement.child.exitCode, signal: replacement.child.signalCode })
+          if (listening === 'timeout') replacement.child.kill('SIGKILL')
+          const why = listening === 'timeout' ? { reason: `not listening after ${REPLACEMENT_START_MS / 1000} s` } : {}
+          logger.error('reload_failed', { worker: index, pid: replacement.child.pid, code: replacement.child.exitCode, signal: replacement.child.signalCode, ...why })
           return
         }
         if (stopping) return // stopAll reaches it too
@@ -198,10 +206,15 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
     }
   }
 
-  /** Signals every live worker and resolves, once all have exited, with those that had listened (a replacement still starting has nothing to drain). */
-  const stopAll = async (signal: NodeJS.Signals) => {
+  /**
+   * Signals the live workers and resolves, once all have exited, with those that had listened (a
+   * replacement still starting has nothing to drain). A worker a rolling restart retired is
+   * draining already: signalled again it would take it as a second signal and stop without
+   * draining, so only `forced` reaches it.
+   */
+  const stopAll = async (signal: NodeJS.Signals, { forced = false } = {}) => {
     const workers = [...live]
-    for (const { child } of workers) child.kill(signal)
+    for (const { child, retiring } of workers) if (forced || !retiring) child.kill(signal)
     await Promise.all(workers.map(({ child }) => child.exited))
     return workers.filter((worker) => worker.listened)
   }
@@ -216,7 +229,7 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
       if (stopping) {
         // A second signal: passed on, so that every worker stops at once too.
         logger.warn('shutdown_forced', { signal })
-        void stopAll(signal).then(() => exit(1))
+        void stopAll(signal, { forced: true }).then(() => exit(1))
         return
       }
       stopping = true

@@ -151,6 +151,22 @@ describe('signals meant for the supervisor', () => {
     expect(server.output()).toContain('"event":"shutdown_complete","workers":')
   }, 60_000)
 
+  test('SIGTERM while a retired worker still drains (systemctl stop after reload): it drains, not forced; its export finishes whole; exit 0', async () => {
+    const server = await startServerProcess({ DATA_DIR: dataDir, SHUTDOWN_DRAIN_MS: '20000' })
+    const held = await RawHttpClient.get(server.base, EXPORT, { Authorization: `Bearer ${token}`, Connection: 'close' }, { paused: true })
+    await eventually(() => server.output().includes('"path":"/v1/exports/tickets.csv"'), 10_000, 'the export to start')
+    server.process.kill('SIGHUP')
+    await eventually(() => server.output().includes('"event":"reload_complete"'), 15_000, 'the rolling restart')
+    server.process.kill('SIGTERM')
+    await Bun.sleep(300)
+    held.resume()
+    await held.closed
+    expect(held.endedCleanly()).toBe(true)
+    expect(await server.process.exited).toBe(0) // the one SIGTERM above: stop() would send a second
+    expect(server.output()).not.toContain('shutdown_forced')
+    expect(server.output()).toMatch(/"event":"export_ended"[^\n]*"outcome":"complete"/)
+  }, 60_000)
+
   test('a SIGHUP sent to a worker itself leaves it serving', async () => {
     const server = await startServerProcess({ DATA_DIR: dataDir })
     try {
