@@ -58,11 +58,16 @@ export function restoreRound(options: RestoreOptions): RestoreRound {
   }
 }
 
+/** How long one file's `litestream restore` may take before the round counts it failed. */
+const RESTORE_TIMEOUT_MS = 600_000
+
 /** Restores one file into the staging directory; the reason it failed, or undefined. */
 function restoreFile(options: RestoreOptions, staging: string, file: string): string | undefined {
   const output = join(staging, file)
-  const run = Bun.spawnSync([options.litestream, 'restore', '-o', output, replicaUrlOf(options.from, file)], { stdout: 'pipe', stderr: 'pipe' })
+  // Bounded: a restore stalled on the storage must not freeze the --every loop for ever.
+  const run = Bun.spawnSync([options.litestream, 'restore', '-o', output, replicaUrlOf(options.from, file)], { stdout: 'pipe', stderr: 'pipe', timeout: RESTORE_TIMEOUT_MS })
   if (run.exitCode === 0 && existsSync(output)) return undefined
+  if (run.exitedDueToTimeout) return `litestream restore took over ${RESTORE_TIMEOUT_MS / 1000} s (stopped)`
   // Litestream's last line, without its own date and level: `no matching backups found`, say.
   const said = `${run.stderr.toString()}${run.stdout.toString()}`.trim().split('\n').pop()?.replace(/^\S+ \S+ (ERROR|INFO|WARN) /, '')
   return said || `litestream restore exited with status ${run.exitCode}`

@@ -30,7 +30,8 @@ export async function loginFailure(url: string, timeoutMs: number): Promise<stri
   const replied = new Promise<string>((resolve) => (answer = resolve))
   const timer = setTimeout(() => answer(''), timeoutMs)
   try {
-    const socket = await Bun.connect({
+    // The connect itself is bounded too: a Redis gone silent must not hold every request's admission.
+    const connecting = Bun.connect({
       hostname: parsed.hostname.replace(/^\[|\]$/g, ''),
       port: Number(parsed.port || 6379),
       tls: parsed.protocol === 'rediss:',
@@ -41,6 +42,11 @@ export async function loginFailure(url: string, timeoutMs: number): Promise<stri
         connectError: () => answer(''),
       },
     })
+    const socket = await Promise.race([connecting, replied.then(() => undefined)])
+    if (!socket) {
+      void connecting.then((late) => late.end(), () => {})
+      return undefined
+    }
     socket.write(ask)
     const reply = await replied
     socket.end()
