@@ -1,5 +1,5 @@
 import { SignedValueCodec, type SignedValueKind } from '../crypto/signed-value.ts'
-import type { ChangedAfterRefusal } from '../contract/vocabulary.ts'
+import { CHANGES_FLOOR_HEADER, type ChangedAfterRefusal } from '../contract/vocabulary.ts'
 import { ApiError } from '../errors/api-error.ts'
 
 /** A position in one tenant file's stream of changes: its history and a version in it. */
@@ -75,4 +75,21 @@ function otherOrganisation() {
     'other_organisation',
     `Parameter 'changedAfter' was issued to another organisation; keep one token per organisation and pass the one this organisation's responses carried, or load the range again without changedAfter.`,
   )
+}
+
+/**
+ * The floor a request names in X-Changes-Floor (a changes token the loader holds), or null
+ * without the header; 400 when it is not one of this organisation's tokens.
+ */
+export function changesFloor(codec: ChangesTokenCodec, organisationId: string, request: Request): ChangesPosition | null {
+  const value = request.headers.get(CHANGES_FLOOR_HEADER)
+  if (value === null) return null
+  try {
+    return codec.decode(organisationId, value)
+  } catch {
+    throw new ApiError(
+      'invalid_request',
+      `Header ${CHANGES_FLOOR_HEADER} is not an X-Changes-Token of this organisation; send the X-Changes-Token of an earlier response unchanged, or leave the header out.`,
+    )
+  }
 }

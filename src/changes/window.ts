@@ -39,7 +39,7 @@ const CHANGE_STATE_SQL = new QueryBuilder()
  * file has not reached (a replica's lagging copy: answering would leave rows out); a SQLite
  * error for a file that cannot be read.
  */
-export function readChangeWindow(lease: TenantLease, codec: ChangesTokenCodec, since: ChangesPosition | null, seen: ChangesPosition | null = null): ChangeWindow {
+export function readChangeWindow(lease: TenantLease, codec: ChangesTokenCodec, since: ChangesPosition | null, seen: readonly (ChangesPosition | null)[] = []): ChangeWindow {
   const schemaVersion = lease.schema().version
   if (!hasChangeTracking(schemaVersion)) {
     if (since) throw notTracked(schemaVersion)
@@ -52,7 +52,7 @@ export function readChangeWindow(lease: TenantLease, codec: ChangesTokenCodec, s
   // Within one history a version beyond the file's own is a copy that lags (a restore starts a
   // new history, docs/operations.md#backups): later, or on another replica, it will be there.
   // A cursor's point of another history (a recreated file) is not checked: its walk goes on.
-  for (const point of [since, seen]) if (point && point.historyId === state.historyId && point.version > state.version) throw copyBehind()
+  for (const point of [since, ...seen]) if (point && point.historyId === state.historyId && point.version > state.version) throw copyBehind()
   return { token: codec.encode(lease.organisationId, state), sinceVersion: since?.version ?? null, reached: state }
 }
 

@@ -1,5 +1,5 @@
 import type { QueuesResponse, Ticket, TicketPage } from '../contract/schemas.ts'
-import { TICKET_FILTERS, type TicketFilter, type TicketFilterValue } from '../contract/vocabulary.ts'
+import { CHANGES_FLOOR_HEADER, TICKET_FILTERS, type TicketFilter, type TicketFilterValue } from '../contract/vocabulary.ts'
 import { UnexpectedResponseError } from './errors.ts'
 import { sendWithRetries, WaitBudget, type FetchLike, type RetryEvent, type RetryPolicy } from './retry.ts'
 import { splitIntoWindows, toInstant, type Window } from './windows.ts'
@@ -80,6 +80,11 @@ export interface CsvExport {
 export interface CallOptions {
   /** Abandons the call: the request in flight, a wait for the minute window, the rest of an iteration or a stream. */
   signal?: AbortSignal
+  /**
+   * An X-Changes-Token already held: every answer must come from data at least that fresh. A
+   * replica whose copy lags answers 503 `copy_behind`, which is retried, never a short answer.
+   */
+  floor?: string
 }
 
 /** The rows changed after a token, and the token to store for next time. */
@@ -120,13 +125,13 @@ export class Client {
 
   /** Every location with its queues. */
   async queues(options: CallOptions = {}): Promise<QueuesResponse> {
-    const response = await this.get('/v1/queues', new URLSearchParams(), new WaitBudget(), options.signal)
+    const response = await this.get('/v1/queues', new URLSearchParams(), new WaitBudget(), { signal: options.signal })
     return (await response.json()) as QueuesResponse
   }
 
   /** Every page of the range, window after window, each page's cursor followed to the end. */
   pages(query: TicketQuery, options: CallOptions = {}): AsyncGenerator<PageOfTickets> {
-    return this.walk(query, new WaitBudget(), options.signal)
+    return this.walk(query, new WaitBudget(), options)
   }
 
   /** Every ticket of the range, in (createdAt, id) order within each window, windows in order. */
@@ -138,7 +143,7 @@ export class Client {
   changes(query: TicketQuery, token: string, options: CallOptions = {}): ChangeSet {
     if (!token) throw new TypeError('changes() needs a token from an earlier response (X-Changes-Token)')
     let nextToken: string | null = null
-    const pages = this.walk({ ...query, changedAfter: token }, new WaitBudget(), options.signal)
+    const pages = this.walk({ ...query, changedAfter: token }, new WaitBudget(), options)
     return {
       get nextToken() {
         return nextToken
@@ -162,11 +167,11 @@ export class Client {
     const budget = new WaitBudget()
     const windows = this.windowsOf(query)
     const params = (window: Window) => this.params(query, window, false)
-    const first = await this.get('/v1/exports/tickets.csv', params(windows[0]!), budget, options.signal)
+    const first = await this.get('/v1/exports/tickets.csv', params(windows[0]!), budget, options)
     const disposition = /filename="([^"]+)"/.exec(first.headers.get('content-disposition') ?? '')
     if (!first.body || !disposition) throw new UnexpectedResponseError('the CSV export answered without a body or a file name', first.status)
     const demo = first.headers.get('x-service-demo') === '1'
-    const rest = windows.slice(1).map((window) => () => this.get('/v1/exports/tickets.csv', params(window), budget, options.signal).then((r) => r.body!))
+    const rest = windows.slice(1).map((window) => () => this.get('/v1/exports/tickets.csv', params(window), budget, options).then((r) => r.body!))
     const range = { fromMs: windows[0]!.fromMs, toMs: windows[windows.length - 1]!.toMs }
     return {
       stream: concatenateCsvWindows(first.body, rest),
@@ -176,14 +181,14 @@ export class Client {
     }
   }
 
-  private async *walk(query: TicketQuery, budget: WaitBudget, signal: AbortSignal | undefined): AsyncGenerator<PageOfTickets> {
+  private async *walk(query: TicketQuery, budget: WaitBudget, options: CallOptions): AsyncGenerator<PageOfTickets> {
     for (const window of this.windowsOf(query)) {
       const base = this.params(query, window, true)
       let cursor: string | null = null
       do {
         const params = new URLSearchParams(base)
         if (cursor !== null) params.set('cursor', cursor)
-        const response = await this.get('/v1/tickets', params, budget, signal)
+        const response = await this.get('/v1/tickets', params, budget, options)
         const page = (await response.json()) as TicketPage
         yield {
           ...page,
@@ -213,10 +218,11 @@ export class Client {
     return params
   }
 
-  private get(path: string, params: URLSearchParams, budget: WaitBudget, signal?: AbortSignal): Promise<Response> {
+  private get(path: string, params: URLSearchParams, budget: WaitBudget, { signal, floor }: CallOptions = {}): Promise<Response> {
     const query = params.toString()
     const url = `${this.baseUrl}${path}${query ? `?${query}` : ''}`
-    const headers = { Authorization: this.authorization, Accept: path.endsWith('.csv') ? 'text/csv' : 'application/json' }
+    const headers: Record<string, string> = { Authorization: this.authorization, Accept: path.endsWith('.csv') ? 'text/csv' : 'application/json' }
+    if (floor) headers[CHANGES_FLOOR_HEADER] = floor
     return sendWithRetries(url, { headers, signal }, this.policy, budget)
   }
 }

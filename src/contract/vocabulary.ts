@@ -62,6 +62,11 @@ export const TICKET_PARAMETERS = {
  * passed back as `changedAfter`, it selects the tickets inserted or changed since that response.
  */
 export const CHANGES_TOKEN_HEADER = 'X-Changes-Token'
+/**
+ * A request header a loader may send with the X-Changes-Token it already holds: the answer must
+ * come from data at least that fresh, or it is 503 `copy_behind` (a replica's lagging copy).
+ */
+export const CHANGES_FLOOR_HEADER = 'X-Changes-Floor'
 
 /**
  * Why a `changedAfter` is refused (the 400's `reason`): a loader acts on it without reading the

@@ -1,4 +1,4 @@
-import type { ChangesTokenCodec } from '../changes/token.ts'
+import { changesFloor, type ChangesTokenCodec } from '../changes/token.ts'
 import { readChangeWindow } from '../changes/window.ts'
 import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
 import type { Logger } from '../logger.ts'
@@ -39,9 +39,10 @@ export function exportHandler(deps: ExportDeps) {
     const { caller, params, request, id: requestId } = context
     const query = parseTicketQuery(params, 'export')
     const since = query.changedAfter === null ? null : deps.changes.decode(caller.organisationId, query.changedAfter)
+    const floor = changesFloor(deps.changes, caller.organisationId, request)
     // A connection of its own: the export's snapshot must not hold back the organisation's pages.
     const snapshot = deps.pool.openSnapshot(caller.organisationId, { requestId, own: true })
-    const window = snapshot.read((lease) => readChangeWindow(lease, deps.changes, since))
+    const window = snapshot.read((lease) => readChangeWindow(lease, deps.changes, since, [floor]))
     const select = deps.tickets.exportQuery(query, window.sinceVersion)
     // Before the first byte, in the rows' snapshot: a bad row must be a 503, not a broken file.
     snapshot.read((lease) => checkServedSelection(lease, select))

@@ -108,7 +108,10 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     report()
   }
   const load = async (window: Window, changedAfter: string | undefined, next: (token: string | null) => SyncState, reconcile = false) => {
-    const csv = await client.exportCsv({ from: window.fromMs, to: window.toMs, changedAfter })
+    // A window read without changedAfter (backfill, reconcile) is held to the token already kept:
+    // a replica whose copy lags behind it answers 503 rather than a window missing rows.
+    const floor = changedAfter === undefined && !historyReplaced ? (state.changesToken ?? undefined) : undefined
+    const csv = await client.exportCsv({ from: window.fromMs, to: window.toMs, changedAfter }, { floor })
     const nextState = next(csv.changesToken)
     const rows = countRows(csv.stream, (count) => {
       rowsRead += count

@@ -1,4 +1,4 @@
-import type { ChangesTokenCodec } from '../changes/token.ts'
+import { changesFloor, type ChangesTokenCodec } from '../changes/token.ts'
 import { readChangeWindow } from '../changes/window.ts'
 import { CHANGES_TOKEN_HEADER } from '../contract/vocabulary.ts'
 import { jsonResponse, type AdmittedContext } from '../http/context.ts'
@@ -15,13 +15,14 @@ import type { TicketPage } from '../contract/schemas.ts'
  * The page's rows and its X-Changes-Token are read in one snapshot (docs/api.md#loading-incrementally).
  */
 export function ticketsHandler(pool: TenantPool, tickets: TicketQueries, cursors: CursorCodec, changes: ChangesTokenCodec) {
-  return ({ caller, params, id }: AdmittedContext): Response => {
+  return ({ caller, params, id, request }: AdmittedContext): Response => {
     const query = parseTicketQuery(params, 'page')
     // changedAfter first: a cursor is bound to it, so a wrong token would otherwise be reported as a wrong cursor.
     const since = query.changedAfter === null ? null : changes.decode(caller.organisationId, query.changedAfter)
     const after = query.cursor === null ? null : cursors.decode(caller.organisationId, query, query.cursor)
+    const floor = changesFloor(changes, caller.organisationId, request)
     const { rows, hasMore, token, reached } = inSnapshot(pool, { organisationId: caller.organisationId, requestId: id }, (lease) => {
-      const window = readChangeWindow(lease, changes, since, after?.reached ?? null)
+      const window = readChangeWindow(lease, changes, since, [after?.reached ?? null, floor])
       const page = tickets.readPage(lease, query, after, window.sinceVersion)
       checkServedRows(lease, 'tickets', page.rows)
       return { ...page, token: window.token, reached: window.reached }

@@ -9,6 +9,7 @@ import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { startServer, openTenant, tempDataDir, type TestServer } from '../support/harness.ts'
 import { writeBulkTickets } from '../support/fixtures.ts'
 import { copyDataDirForReplica } from '../support/replica-copy.ts'
+import { queryDuckDb } from '../support/duckdb-query.ts'
 
 /**
  * A replica's copy lags the writer's file (docs/api.md#errors, copy_behind): a changes token or
@@ -89,6 +90,67 @@ describe('a copy that lags', () => {
     const own = await firstPage(lagging)
     expect((await lagging.get(`/v1/tickets?${RANGE}&cursor=${encodeURIComponent(own.page.nextCursor)}`, apiToken)).status).toBe(200)
   })
+
+  test('X-Changes-Floor: a page or an export of a copy behind the token a loader holds is 503 copy_behind; at or past it, served; a header that is no token of ours is 400', async () => {
+    const { token } = await firstPage(fresh)
+    for (const path of [`/v1/tickets?${RANGE}`, `/v1/exports/tickets.csv?${RANGE}`]) {
+      await expectCopyBehind(await lagging.get(path, apiToken, { 'X-Changes-Floor': token }))
+      expect((await fresh.get(path, apiToken, { 'X-Changes-Floor': token })).status).toBe(200)
+      const own = (await firstPage(lagging)).token
+      expect((await lagging.get(path, apiToken, { 'X-Changes-Floor': own })).status).toBe(200)
+      const wrong = await lagging.get(path, apiToken, { 'X-Changes-Floor': 'not-a-token' })
+      expect(wrong.status).toBe(400)
+      expect(((await wrong.json()) as { message: string }).message).toContain('X-Changes-Floor')
+    }
+  })
+
+  test('sync through a balancer that moves to a lagging copy: its reconcile is held to the kept token (503, retried, exit 1), the mirror keeps every row', async () => {
+    const upstream = fresh.base
+    let exportsTo = fresh.base
+    const balancer = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(request) {
+        const url = new URL(request.url)
+        const headers = new Headers(request.headers)
+        headers.delete('accept-encoding')
+        // Round robin, as it may fall: pages (sync's check of its stored token) from one copy,
+        // the export's windows from another.
+        const to = url.pathname === '/v1/exports/tickets.csv' ? exportsTo : upstream
+        const answer = await fetch(`${to}${url.pathname}${url.search}`, { headers })
+        const passed = new Headers(answer.headers)
+        passed.delete('content-encoding')
+        passed.delete('content-length')
+        return new Response(answer.body, { status: answer.status, headers: passed })
+      },
+    })
+    const dir = tempDataDir()
+    const file = join(dir.dir, 'mirror.duckdb')
+    const sync = async (...args: string[]) => {
+      const child = Bun.spawn([process.execPath, 'src/sync/cli.ts', '--url', `http://127.0.0.1:${balancer.port}`, '--into', file, ...args], {
+        cwd: join(import.meta.dir, '../..'),
+        env: { ...process.env, API_TOKEN: apiToken },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      const [stderr, status] = await Promise.all([new Response(child.stderr).text(), child.exited])
+      return { stderr, status }
+    }
+    const count = async () => Number((await queryDuckDb(file, 'SELECT count(*) AS n FROM tickets'))[0]!.n)
+    try {
+      expect((await sync('--since', '2025-12-01')).status).toBe(0)
+      const mirrored = await count()
+      expect(mirrored).toBe(600)
+      exportsTo = lagging.base // the balancer sends the windows to a replica 300 tickets behind
+      const reconcile = await sync('--reconcile')
+      expect(reconcile.status).toBe(1)
+      expect(reconcile.stderr).toContain('copy')
+      expect(await count()).toBe(mirrored)
+    } finally {
+      balancer.stop(true)
+      dir.cleanup()
+    }
+  }, 60_000)
 
   test("a writer's cursors keep the two fields every earlier release reads (a rollback keeps walks going)", async () => {
     const { page } = await firstPage(fresh)
