@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ControlStore } from '../../src/control/store.ts'
-import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
-import { openTenant, tempDataDir } from '../support/harness.ts'
-import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
+import { dataDirWithLongExport } from '../support/harness.ts'
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts'
 import { RawHttpClient, eventually, eventuallyAsync } from '../support/raw-http.ts'
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
@@ -29,15 +26,7 @@ describe.skipIf(!available)('metrics of WORKERS=2', () => {
   let metricsUrl: string
 
   beforeAll(async () => {
-    ;({ dir: dataDir, cleanup } = tempDataDir())
-    const store = new ControlStore(dataDir)
-    const org = createOrganisationWithTenant(store, { name: 'Metrics workers', plan: 'paid', apiEnabled: true, now: Date.now() })
-    const db = openTenant(dataDir, org.id)
-    writeStructure(db)
-    writeBulkTickets(db, { count: 50_000, everySeconds: 120 }) // an export long enough to be held mid-way
-    db.close()
-    token = store.createToken({ organisationId: org.id, name: 'metrics', createdAt: new Date().toISOString() }).token
-    store.close()
+    ;({ dir: dataDir, cleanup, token } = dataDirWithLongExport('Metrics workers'))
     redis = await startRedis()
     server = await startServerProcess({ DATA_DIR: dataDir, REDIS_URL: redis.url, WORKERS: '2', METRICS_PORT: '0', RATE_LIMIT_PER_MINUTE: '1000000' })
     await eventually(() => server.output().includes('"workers":2}'), 15_000, 'both workers to listen')

@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ControlStore } from '../../src/control/store.ts'
-import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
 import { tcpMigrateReq } from '../../src/server/tcp-migrate.ts'
-import { openTenant, tempDataDir } from '../support/harness.ts'
-import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
+import { dataDirWithLongExport } from '../support/harness.ts'
 import { startServerProcess } from '../support/server-process.ts'
 import { RawHttpClient, eventually, eventuallyAsync } from '../support/raw-http.ts'
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
@@ -27,15 +24,7 @@ let token: string
 let redis: RedisServer | undefined
 
 beforeAll(async () => {
-  ;({ dir: dataDir, cleanup } = tempDataDir())
-  const store = new ControlStore(dataDir)
-  const org = createOrganisationWithTenant(store, { name: 'Rolling restart', plan: 'paid', apiEnabled: true, now: Date.now() })
-  const db = openTenant(dataDir, org.id)
-  writeStructure(db)
-  writeBulkTickets(db, { count: 50_000, everySeconds: 120 }) // an export long enough to be held mid-way
-  db.close()
-  token = store.createToken({ organisationId: org.id, name: 'restart', createdAt: new Date().toISOString() }).token
-  store.close()
+  ;({ dir: dataDir, cleanup, token } = dataDirWithLongExport('Rolling restart'))
   if (available) redis = await startRedis()
 })
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { configWith, type Config } from '../../src/config/config.ts'
 import { ManualClock } from '../../src/clock.ts'
 import { memoryLogger } from '../../src/logger.ts'
 import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
-import type { ControlStore, Organisation } from '../../src/control/store.ts'
+import { ControlStore, type Organisation } from '../../src/control/store.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { hashToken } from '../../src/auth/token.ts'
 import { CANARY, standardTickets, writeBulkTickets, writeStructure, writeTickets, type BulkTickets, type FixtureTicket } from './fixtures.ts'
@@ -16,6 +16,25 @@ import { CANARY, standardTickets, writeBulkTickets, writeStructure, writeTickets
 export function tempDataDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'qa-api-test-'))
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/**
+ * A data directory for a server started as a process: one paid organisation whose 50,000 tickets
+ * make an export long enough to be held mid-way, and a token of it.
+ */
+export function dataDirWithLongExport(name: string): { dir: string; cleanup: () => void; token: string } {
+  const made = tempDataDir()
+  const store = new ControlStore(made.dir)
+  try {
+    const org = createOrganisationWithTenant(store, { name, plan: 'paid', apiEnabled: true, now: Date.now() })
+    const db = openTenant(made.dir, org.id)
+    writeStructure(db)
+    writeBulkTickets(db, { count: 50_000, everySeconds: 120 })
+    db.close()
+    return { ...made, token: store.createToken({ organisationId: org.id, name, createdAt: new Date().toISOString() }).token }
+  } finally {
+    store.close()
+  }
 }
 
 export interface TestServer {
