@@ -2,7 +2,7 @@ import { type ControlStore, type Organisation, type Plan } from '../control/stor
 import { createOrganisationWithTenant } from '../control/provisioning.ts'
 import { finishMigration, migrateTenantFile, openTenantForReplacing } from '../tenant/files.ts'
 import { checkTenantFile } from './check.ts'
-import { generateTenantData } from '../seed/generator.ts'
+import { generateTenantData, writeSeededZones } from '../seed/generator.ts'
 import { schemaVersion } from '../db/migrator.ts'
 import { TENANT_SCHEMA_VERSION } from '../tenant/migrations.ts'
 import { hashToken, TOKEN_PREFIX } from '../auth/token.ts'
@@ -149,6 +149,7 @@ export function runCommand(argv: string[], context: CommandContext): CommandOutp
         }).immediate()
         // A file left short of the newest version by rows that broke the contract gets there now.
         finishMigration(db)
+        writeSeededZones(db)
         return {
           wantsJson: !!values.json,
           json: { organisationId: org.id, days, perDay, seed, ...result },

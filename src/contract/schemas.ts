@@ -24,6 +24,10 @@ export const LocationSchema = t.Object(
     id: t.String({ description: 'Location identifier; usable as a locationId filter.' }),
     name: t.String(),
     slug: t.String(),
+    timeZone: t.Union([t.String(), t.Null()], {
+      description: "The location's IANA time zone (e.g. Europe/Zurich; renamed zones by their current name, Asia/Kolkata), or null when none is recorded.",
+      examples: ['Europe/Zurich'],
+    }),
     queues: t.Array(QueueSchema, { description: 'Ordered by name, then id; empty for a location without queues.' }),
   },
   { additionalProperties: false },

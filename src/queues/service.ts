@@ -3,10 +3,19 @@ import { QueryBuilder } from 'drizzle-orm/sqlite-core'
 import { locations, queues } from '../tenant/schema.ts'
 import type { TenantLease } from '../tenant/lease.ts'
 import type { Location } from '../contract/schemas.ts'
-
+import { checkZone } from '../contract/time-zone.ts'
+import { hasLocationTimeZones } from '../tenant/migrations.ts'
+import { RowBreachError } from '../tenant/lease.ts'
+import { findBreach } from '../tenant/row-check.ts'
 
 const builder = new QueryBuilder()
 const LOCATIONS_SQL = builder
+  .select({ id: locations.id, name: locations.name, slug: locations.slug, timeZone: locations.timeZone })
+  .from(locations)
+  .orderBy(asc(locations.name), asc(locations.id))
+  .toSQL().sql
+/** A file older than version 5 has no time_zone column: every location's zone is null. */
+const LOCATIONS_WITHOUT_ZONES_SQL = builder
   .select({ id: locations.id, name: locations.name, slug: locations.slug })
   .from(locations)
   .orderBy(asc(locations.name), asc(locations.id))
@@ -22,10 +31,11 @@ const QUEUES_SQL = builder
  * then id, each location's queues by name then id, every queue whatever its status.
  */
 export function listLocations(lease: TenantLease): Location[] {
-  const result = lease.statement(LOCATIONS_SQL).values() as [string, string, string][]
+  const withZones = hasLocationTimeZones(lease.schema().version)
+  const result = lease.statement(withZones ? LOCATIONS_SQL : LOCATIONS_WITHOUT_ZONES_SQL).values() as [string, string, string, unknown?][]
   const byId = new Map<string, Location>()
-  const views = result.map(([id, name, slug]) => {
-    const view: Location = { id, name, slug, queues: [] }
+  const views = result.map(([id, name, slug, zone = null]) => {
+    const view: Location = { id, name, slug, timeZone: servedZone(id, zone), queues: [] }
     byId.set(id, view)
     return view
   })
@@ -34,4 +44,17 @@ export function listLocations(lease: TenantLease): Location[] {
     byId.get(locationId)?.queues.push({ id, name, slug, status })
   }
   return views
+}
+
+/**
+ * A location's zone as served: IANA's current name (`Asia/Calcutta` → `Asia/Kolkata`), or null.
+ * Whether a zone exists only Intl knows, so this is checked on every read whatever the file's
+ * version (its triggers check the name's form only): an unknown zone is a row that breaks the
+ * contract, answered 503 as any other (docs/operations.md#what-a-row-must-hold).
+ */
+function servedZone(id: string, zone: unknown): string | null {
+  if (zone === null) return null
+  const canonical = typeof zone === 'string' && zone.trim() === zone ? checkZone(zone).zone : null
+  if (canonical === null) throw new RowBreachError(findBreach('locations', { id, timeZone: zone })!)
+  return canonical
 }

@@ -1,5 +1,5 @@
 import type { Migration } from '../db/migrator.ts'
-import { contractTriggersSql, scanBreaches } from './row-check.ts'
+import { contractTriggersSql, scanBreaches, TIME_ZONE_TRIGGERS, TIME_ZONE_VERSION, timeZoneTriggersSql } from './row-check.ts'
 
 /**
  * The step back from a migration that only creates tables, indexes and triggers: drop each of
@@ -14,9 +14,10 @@ function dropsOf(sql: string): string {
  * Tenant-file migrations. Version 1 is the contract schema of docs/operations.md#tenant-schema,
  * as the administration application writes it. Later versions only add what the API needs:
  * indexes to read fast (2), the change log and its triggers (3), triggers that refuse rows
- * breaking the contract's value rules (4). They never change a table or column of the
- * contract, and the read-only API never runs them (`admin migrate` does). Each later version has
- * its step back (`admin migrate --to N`); version 1 has nothing of ours to take away.
+ * breaking the contract's value rules (4). Version 5 adds a column to the contract, a location's
+ * time zone, written by the administration application (decided with it, as the contract asks).
+ * The read-only API never runs them (`admin migrate` does). Each later version has its step back
+ * (`admin migrate --to N`); version 1 has nothing of ours to take away.
  */
 export const TENANT_MIGRATIONS: readonly Migration[] = withSteps([
   {
@@ -139,11 +140,27 @@ export const TENANT_MIGRATIONS: readonly Migration[] = withSteps([
       return count === 0 ? undefined : `${count} row(s) break the tenant contract; \`admin check --org <org>\` lists them`
     },
   },
+  {
+    // Every location's zone starts NULL (none known): nothing to refuse. The triggers check the
+    // name's form; whether the zone exists is checked where it is read (docs/operations.md).
+    description: "a location's time zone: locations.time_zone, an IANA name or NULL (docs/operations.md#tenant-schema)",
+    sql: `
+      ALTER TABLE locations ADD COLUMN time_zone TEXT;
+      ${timeZoneTriggersSql()}
+    `,
+    down: `
+      ${TIME_ZONE_TRIGGERS.map((name) => `DROP TRIGGER ${name};`).join('\n')}
+      ALTER TABLE locations DROP COLUMN time_zone;
+    `,
+  },
 ])
 
-/** Versions 2 and later: each one's step back drops what it made (a dropped change log is a new history when made again). */
+/**
+ * Versions 2 and later: each one's step back drops what it made (a dropped change log is a new
+ * history when made again), unless the step says its own (one that alters a table).
+ */
 function withSteps(migrations: Migration[]): Migration[] {
-  return migrations.map((migration, index) => (index === 0 ? migration : { ...migration, down: dropsOf(migration.sql) }))
+  return migrations.map((migration, index) => (index === 0 ? migration : { ...migration, down: migration.down ?? dropsOf(migration.sql) }))
 }
 
 /** The newest tenant schema version; `admin` commands migrate files to it. */
@@ -162,6 +179,11 @@ export const CONTRACT_TRIGGERS_VERSION = 4
 
 export function hasContractTriggers(version: number): boolean {
   return version >= CONTRACT_TRIGGERS_VERSION
+}
+
+/** The first version with `locations.time_zone`: older files serve every location's zone as null. */
+export function hasLocationTimeZones(version: number): boolean {
+  return version >= TIME_ZONE_VERSION
 }
 
 export function isServableTenantVersion(version: number): boolean {

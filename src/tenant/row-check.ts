@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { TICKET_STATUSES } from '../contract/vocabulary.ts'
+import { AMBIGUOUS_ABBREVIATIONS, checkZone, MAX_ZONE_NAME_LENGTH } from '../contract/time-zone.ts'
 
 /**
  * The value rules of the tenant contract (docs/operations.md#what-a-row-must-hold), written once
@@ -27,11 +28,19 @@ type ValueKind =
   | 'status'
   /** A personal integer column, never served: an integer, nothing more is asked. */
   | 'personal-integer'
+  /**
+   * An IANA time zone name (src/contract/time-zone.ts). SQL checks its form and refuses the
+   * ambiguous abbreviations; whether the zone exists only Intl knows, so that part is checked
+   * where the value is read (served, `admin check`), never by the file's triggers.
+   */
+  | 'time-zone'
 
 export interface ColumnRule {
   column: string
   kind: ValueKind
   nullable: boolean
+  /** The schema version that added the column to the contract (absent: version 1). */
+  since?: number
 }
 
 /** The largest ticket number: 2^31−1, the top of a signed 32-bit integer. */
@@ -40,9 +49,12 @@ export const MAX_TICKET_NUMBER = 2 ** 31 - 1
 const required = (column: string, kind: ValueKind): ColumnRule => ({ column, kind, nullable: false })
 const optional = (column: string, kind: ValueKind): ColumnRule => ({ column, kind, nullable: true })
 
+/** The schema version that adds `locations.time_zone` (src/tenant/migrations.ts). */
+export const TIME_ZONE_VERSION = 5
+
 /** Every column of the contract's four tables, with the rule its values follow. */
 export const ROW_RULES = {
-  locations: [required('id', 'id'), required('name', 'text'), required('slug', 'text')],
+  locations: [required('id', 'id'), required('name', 'text'), required('slug', 'text'), { ...optional('time_zone', 'time-zone'), since: TIME_ZONE_VERSION }],
   queues: [required('id', 'id'), required('location_id', 'id'), required('name', 'text'), required('slug', 'text'), required('status', 'text')],
   device_sessions: [
     required('id', 'id'),
@@ -83,6 +95,7 @@ const KIND_TEXT: Record<ValueKind, string> = {
   'ticket-number': `an integer from 0 to ${MAX_TICKET_NUMBER}`,
   status: `one of ${TICKET_STATUSES.join(', ')}`,
   'personal-integer': 'an integer',
+  'time-zone': 'an IANA time zone name (Area/Place, e.g. Europe/Zurich; not an abbreviation or offset)',
 }
 
 /** What a value of the rule must be, in words: `tickets.number must be an integer from 0 to 2147483647`. */
@@ -118,6 +131,8 @@ function kindSql(kind: ValueKind, v: string): string {
       return `typeof(${v}) = 'text' AND ${v} IN (${TICKET_STATUSES.map((s) => `'${s}'`).join(', ')})`
     case 'personal-integer':
       return `typeof(${v}) = 'integer'`
+    case 'time-zone':
+      return `typeof(${v}) = 'text' AND ${noNul} AND length(${v}) BETWEEN 1 AND ${MAX_ZONE_NAME_LENGTH} AND ${v} NOT GLOB '*[^A-Za-z0-9/_+-]*' AND upper(${v}) NOT GLOB '[+-]*' AND upper(${v}) NOT GLOB 'UTC[+-]*' AND upper(${v}) NOT GLOB 'GMT[+-]*' AND upper(${v}) NOT IN (${Object.keys(AMBIGUOUS_ABBREVIATIONS).map((a) => `'${a}'`).join(', ')})`
   }
 }
 
@@ -127,9 +142,14 @@ export function ruleSql(rule: ColumnRule, prefix = ''): string {
   return rule.nullable ? `(${v} IS NULL OR (${kindSql(rule.kind, v)}))` : `(${v} IS NOT NULL AND ${kindSql(rule.kind, v)})`
 }
 
-/** SQL true when a whole row of the table (columns read as `prefix` + column) follows every rule. */
-export function rowSql(table: ContractTable, prefix = ''): string {
-  return ROW_RULES[table].map((rule) => ruleSql(rule, prefix)).join('\n  AND ')
+/** The table's rules of the columns a file of schema `version` has (a column added later has none yet). */
+export function rulesAt(table: ContractTable, version: number): readonly ColumnRule[] {
+  return ROW_RULES[table].filter((rule: ColumnRule) => (rule.since ?? 1) <= version)
+}
+
+/** SQL true when a whole row of the table (columns read as `prefix` + column) follows every rule of `rules`. */
+export function rowSql(table: ContractTable, prefix = '', rules: readonly ColumnRule[] = ROW_RULES[table]): string {
+  return rules.map((rule) => ruleSql(rule, prefix)).join('\n  AND ')
 }
 
 /**
@@ -163,17 +183,35 @@ export const CONTRACT_TRIGGERS_PRESENT_SQL = `SELECT count(*) = ${CONTRACT_TRIGG
  * written into files the administration application owns, so it explains itself.
  */
 export function contractTriggersSql(): string {
-  return CONTRACT_TABLES.map((table) =>
-    (['INSERT', 'UPDATE'] as const)
+  return CONTRACT_TABLES.map((table) => triggersSql(table, rulesAt(table, CONTRACT_TRIGGERS_SCHEMA), triggerName)).join('\n')
+}
+
+/** The version whose triggers hold the rules of the columns the contract had then (src/tenant/migrations.ts). */
+const CONTRACT_TRIGGERS_SCHEMA = 4
+
+/** The names of the triggers of schema version 5, which check `locations.time_zone`. */
+export const TIME_ZONE_TRIGGERS: readonly string[] = ['locations_time_zone_before_insert', 'locations_time_zone_before_update']
+
+/**
+ * The triggers of schema version 5: those of version 4 for the one column it adds, under their
+ * own names, so that each version's step back drops what it made.
+ */
+export function timeZoneTriggersSql(): string {
+  const rules = ROW_RULES.locations.filter((rule: ColumnRule) => rule.since === TIME_ZONE_VERSION)
+  return triggersSql('locations', rules, (_, event) => (event === 'INSERT' ? TIME_ZONE_TRIGGERS[0]! : TIME_ZONE_TRIGGERS[1]!))
+}
+
+function triggersSql(table: ContractTable, rules: readonly ColumnRule[], nameOf: (table: ContractTable, event: 'INSERT' | 'UPDATE') => string): string {
+  return (['INSERT', 'UPDATE'] as const)
       .map((event) => {
         // An update checks the columns it changes only: the others held to the rules already
         // (a file reaches version 4 only with every row good), and checking an instant costs.
         const broken = (rule: ColumnRule) => (event === 'UPDATE' ? `(NEW."${rule.column}" IS NOT OLD."${rule.column}" AND NOT ${ruleSql(rule, 'NEW.')})` : `NOT ${ruleSql(rule, 'NEW.')}`)
-        const checks = ROW_RULES[table].map((rule) => `  SELECT RAISE(ABORT, 'tenant contract: ${ruleText(table, rule)}') WHERE ${broken(rule)};`).join('\n')
+        const checks = rules.map((rule) => `  SELECT RAISE(ABORT, 'tenant contract: ${ruleText(table, rule)}') WHERE ${broken(rule)};`).join('\n')
         // The WHEN clause checks a good row in one expression; only a bad one runs the body,
         // which names the first rule it breaks.
-        return `CREATE TRIGGER ${triggerName(table, event)} BEFORE ${event} ON ${table}
-WHEN ${ROW_RULES[table].map(broken).join('\n  OR ')}
+        return `CREATE TRIGGER ${nameOf(table, event)} BEFORE ${event} ON ${table}
+WHEN ${rules.map(broken).join('\n  OR ')}
 BEGIN
   -- Refuses a row that breaks the value rules of the tenant contract (types, canonical UTC
   -- instants, ticket numbers within 32 bits, no NUL, no empty id), which the analytics API
@@ -181,8 +219,7 @@ BEGIN
 ${checks}
 END;`
       })
-      .join('\n'),
-  ).join('\n')
+      .join('\n')
 }
 
 // ---- the rules over values read by bun:sqlite ----------------------------------------------
@@ -231,6 +268,8 @@ function kindHolds(kind: ValueKind, value: unknown): boolean {
       return STATUSES.has(value)
     case 'personal-integer':
       return (typeof value === 'number' && Number.isInteger(value)) || typeof value === 'bigint'
+    case 'time-zone':
+      return typeof value === 'string' && value.trim() === value && checkZone(value).zone !== null
   }
 }
 
@@ -304,19 +343,25 @@ export interface BreachScan {
 /** Reads every row of the four tables once (a full scan of each; for `admin check` and a migration). */
 export function scanBreaches(db: Database, limit: number): BreachScan {
   const scan: BreachScan = { count: 0, rows: [] }
+  const add = (table: ContractTable, row: Record<string, unknown>, failed: readonly ColumnRule[]) => {
+    scan.count++
+    if (scan.rows.length < limit) scan.rows.push({ table, rowid: Number(row.rowid), id: printableId(row.id), columns: failed.map((r) => r.column), rules: failed.map((r) => ruleText(table, r)) })
+  }
   for (const table of CONTRACT_TABLES) {
-    const rules = ROW_RULES[table]
+    // The rules of the columns this file has: a file older than the one adding a column lacks it.
+    const present = new Set((db.query(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((c) => c.name))
+    const rules = ROW_RULES[table].filter((rule: ColumnRule) => rule.since === undefined || present.has(rule.column))
     const broken = rules.map((rule, i) => `NOT ${ruleSql(rule)} AS "b${i}"`).join(', ')
-    const statement = db.prepare(`SELECT rowid AS "rowid", "id" AS "id", ${broken} FROM "${table}" WHERE NOT (${rowSql(table)}) ORDER BY rowid`)
+    const statement = db.prepare(`SELECT rowid AS "rowid", "id" AS "id", ${broken} FROM "${table}" WHERE NOT (${rowSql(table, '', rules)}) ORDER BY rowid`)
     try {
-      for (const row of statement.iterate() as IterableIterator<Record<string, unknown>>) {
-        scan.count++
-        if (scan.rows.length >= limit) continue
-        const failed = rules.filter((_, i) => row[`b${i}`] === 1)
-        scan.rows.push({ table, rowid: Number(row.rowid), id: printableId(row.id), columns: failed.map((r) => r.column), rules: failed.map((r) => ruleText(table, r)) })
-      }
+      for (const row of statement.iterate() as IterableIterator<Record<string, unknown>>) add(table, row, rules.filter((_, i) => row[`b${i}`] === 1))
     } finally {
       statement.finalize()
+    }
+    // What SQL cannot check (whether a time zone exists), checked in JavaScript on the rows SQL passed.
+    for (const rule of rules.filter((r) => r.kind === 'time-zone')) {
+      const rows = db.query(`SELECT rowid AS "rowid", "id" AS "id", "${rule.column}" AS "value" FROM "${table}" WHERE "${rule.column}" IS NOT NULL AND ${rowSql(table, '', rules)} ORDER BY rowid`).all() as Record<string, unknown>[]
+      for (const row of rows) if (!valueHolds(rule, row.value)) add(table, row, [rule])
     }
   }
   return scan

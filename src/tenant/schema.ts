@@ -10,6 +10,8 @@ export const locations = sqliteTable('locations', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
   slug: text('slug').notNull(),
+  /** Schema version 5: an IANA zone name, or NULL when none is known (docs/operations.md#tenant-schema). */
+  timeZone: text('time_zone'),
 })
 
 export const queues = sqliteTable('queues', {

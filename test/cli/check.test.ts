@@ -5,7 +5,7 @@ import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { TENANT_MIGRATIONS, TENANT_SCHEMA_VERSION } from '../../src/tenant/migrations.ts'
 import { migrate, schemaVersion } from '../../src/db/migrator.ts'
 import { openTenant } from '../support/harness.ts'
-import { writeStructure, writeTickets } from '../support/fixtures.ts'
+import { writeLocationZones, writeStructure, writeTickets } from '../support/fixtures.ts'
 
 const NOW = Date.parse('2026-03-10T12:00:00.000Z')
 
@@ -62,6 +62,17 @@ describe('admin check', () => {
     expect(report.rows[1]).toEqual({ table: 'tickets', rowid: expect.any(Number), id: 't_blob', columns: ['called_at'], rules: [expect.stringContaining('tickets.called_at')] })
   })
 
+  test("a location's time zone that no one knows (the triggers check its form only) is listed, exit 1", () => {
+    const org = admin('org', 'create', '--name', 'Zoned', '--json').json()
+    const db = openTenant(fresh.dataDir, org.id)
+    writeStructure(db)
+    writeLocationZones(db, { loc_a: 'Europe/Atlantis', loc_a2: 'Asia/Calcutta', loc_b: 'Etc/GMT+5' })
+    db.close()
+    const result = admin('check', '--org', 'zoned', '--json')
+    expect(result.status).toBe(1)
+    expect(result.json()).toMatchObject({ count: 1, rows: [{ table: 'locations', id: 'loc_a', columns: ['time_zone'], rules: [expect.stringContaining('locations.time_zone must be an IANA time zone name')] }] })
+  })
+
   test('a clean file: exit 0 and says so', () => {
     const org = admin('org', 'create', '--name', 'Clean', '--json').json()
     const db = openTenant(fresh.dataDir, org.id)
@@ -98,7 +109,7 @@ describe('version 4 and the rows already there', () => {
     db.close()
     expect(admin('migrate')).toMatchObject({ status: 0 })
     const migrated = openTenant(fresh.dataDir, org.id)
-    expect(schemaVersion(migrated)).toBe(4)
+    expect(schemaVersion(migrated)).toBe(TENANT_SCHEMA_VERSION)
     expect(() => migrated.exec(`UPDATE tickets SET called_at = x'00ff'`)).toThrow('tenant contract: tickets.called_at')
     migrated.close()
   })
@@ -108,6 +119,8 @@ describe('version 4 and the rows already there', () => {
     expect(admin('seed', '--org', org.slug, '--days', '2', '--per-day', '20', '--replace')).toMatchObject({ status: 0 })
     const db = openTenant(fresh.dataDir, org.id)
     expect(schemaVersion(db)).toBe(TENANT_SCHEMA_VERSION)
+    // The file had no time_zone column when the data was generated: the zones came after.
+    expect(db.query('SELECT count(*) AS n FROM locations WHERE time_zone IS NULL').get()).toEqual({ n: 0 })
     db.close()
     expect(admin('check', '--org', org.slug)).toMatchObject({ status: 0 })
   })

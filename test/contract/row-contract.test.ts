@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { Database } from 'bun:sqlite'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
 import { CONTRACT_TRIGGERS } from '../../src/tenant/row-check.ts'
+import { TENANT_SCHEMA_VERSION } from '../../src/tenant/migrations.ts'
 
 /**
  * The API never serves a row that breaks the tenant contract's value rules
@@ -117,7 +118,7 @@ test('a version-4 file whose triggers were dropped by hand no longer vouches for
   const db = openTenant(server.dataDir, organisationId)
   for (const name of CONTRACT_TRIGGERS) db.exec(`DROP TRIGGER ${name}`)
   db.exec(`UPDATE tickets SET called_at = x'00ff' WHERE id = 't_bad'`)
-  expect(db.query('PRAGMA user_version').get()).toEqual({ user_version: 4 })
+  expect(db.query('PRAGMA user_version').get()).toEqual({ user_version: TENANT_SCHEMA_VERSION })
   db.close()
   await expectRefused(PAGE, ['called_at'])
   await expectRefused(EXPORT, ['called_at'])

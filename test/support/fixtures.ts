@@ -36,6 +36,20 @@ export function writeStructure(db: Database): void {
   `)
 }
 
+/**
+ * Gives the fixture's locations IANA zones, as the administration application writes them
+ * (`locations.time_zone`, schema version 5): Zürich's and Amsterdam's own, the second Amsterdam
+ * location in Chromium's spelling of India's (served as `Asia/Kolkata`), `loc_empty` none.
+ */
+export const FIXTURE_ZONES: Readonly<Record<string, string | null>> = { loc_a: 'Europe/Amsterdam', loc_a2: 'Asia/Calcutta', loc_b: 'Europe/Zurich', loc_empty: null }
+
+export function writeLocationZones(db: Database, zones: Readonly<Record<string, string | null>> = FIXTURE_ZONES): void {
+  const update = db.prepare('UPDATE locations SET time_zone = ? WHERE id = ?')
+  db.transaction(() => {
+    for (const [id, zone] of Object.entries(zones)) update.run(zone, id)
+  })()
+}
+
 /** Inserts tickets with the canary values in their personal columns. */
 export function writeTickets(db: Database, tickets: FixtureTicket[]): void {
   const insert = db.prepare(

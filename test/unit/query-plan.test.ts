@@ -15,7 +15,7 @@ describe('ticket query plans on 200k rows', () => {
     cleanup = temp.cleanup
     db = openTenantForWriting(temp.dir, 'org_plans')
     db.exec(`
-      INSERT INTO locations VALUES ('l1','L1','l1'),('l2','L2','l2');
+      INSERT INTO locations (id, name, slug) VALUES ('l1','L1','l1'),('l2','L2','l2');
       INSERT INTO queues VALUES ('q1','l1','Q1','q1','ACTIVE'),('q2','l1','Q2','q2','ACTIVE'),('q3','l2','Q3','q3','ACTIVE');
       WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 199999)
       INSERT INTO tickets (id, number, queue_id, location_id, status, created_at)
@@ -96,7 +96,7 @@ describe('ticket query plans on 200k rows', () => {
     const fresh = openTenantForWriting(temp.dir, 'org_fresh')
     try {
       fresh.exec(`
-        INSERT INTO locations VALUES ('l1','L1','l1');
+        INSERT INTO locations (id, name, slug) VALUES ('l1','L1','l1');
         INSERT INTO queues VALUES ('q1','l1','Q1','q1','ACTIVE');
         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 9999)
         INSERT INTO tickets (id, number, queue_id, location_id, status, created_at)

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { migrate } from '../../src/db/migrator.ts'
 import { TENANT_MIGRATIONS } from '../../src/tenant/migrations.ts'
-import { CONTRACT_TRIGGERS_PRESENT_SQL, findBreach, MAX_TICKET_NUMBER, ROW_RULES, ruleSql, scanBreaches, servedRowSql, valueHolds } from '../../src/tenant/row-check.ts'
+import { CONTRACT_TRIGGERS_PRESENT_SQL, findBreach, type ColumnRule, MAX_TICKET_NUMBER, ROW_RULES, ruleSql, scanBreaches, servedRowSql, valueHolds } from '../../src/tenant/row-check.ts'
 
 /** Values each kind of column is tried with: [value, holds]. */
 const TIMESTAMPS: [unknown, boolean][] = [
@@ -55,7 +55,7 @@ beforeEach(() => {
 afterEach(() => db.close())
 
 /** What the SQL of a rule says of a value (the same SQL the triggers and `admin check` use). */
-function sqlHolds(rule: (typeof ROW_RULES.tickets)[number], value: unknown): boolean {
+function sqlHolds(rule: ColumnRule, value: unknown): boolean {
   const row = db.query(`SELECT ${ruleSql(rule)} AS ok FROM (SELECT ? AS "${rule.column}")`).get(value as never) as { ok: number }
   return row.ok === 1
 }
@@ -89,6 +89,48 @@ describe('the value rules', () => {
     })
     expect(findBreach('tickets', { ...good, id: '' })?.id).toBeNull()
     expect(findBreach('queues', { id: 'q', name: 'a\0b', slug: 's', status: 'ACTIVE' })?.columns).toEqual(['name'])
+  })
+})
+
+describe("a location's time zone (version 5)", () => {
+  const rule = ROW_RULES.locations.find((r) => r.column === 'time_zone')!
+  /** [value, SQL holds, function holds]: SQL checks the form and the abbreviations; only Intl knows which zones exist. */
+  const ZONES: [unknown, boolean, boolean][] = [
+    ['Europe/Zurich', true, true],
+    ['Asia/Calcutta', true, true],
+    ['America/Argentina/Buenos_Aires', true, true],
+    ['America/Port-au-Prince', true, true],
+    ['Etc/GMT+5', true, true],
+    ['UTC', true, true],
+    [null, true, true],
+    ['Europe/Atlantis', true, false],
+    ['Not_A_Zone', true, false],
+    ['IST', false, false],
+    ['cst', false, false],
+    ['+05:30', false, false],
+    ['UTC+1', false, false],
+    ['gmt-3', false, false],
+    ['Europe/ Zurich', false, false],
+    [' Europe/Zurich', false, false],
+    ['Europe/Zurich\0', false, false],
+    ['', false, false],
+    ['A'.repeat(65), false, false],
+    [5, false, false],
+    [new Uint8Array([69]), false, false],
+  ]
+  test('the SQL refuses what it can see, the function what Intl knows too; the SQL never refuses a zone the function takes', () => {
+    for (const [value, sql, fn] of ZONES) {
+      expect({ value, holds: sqlHolds(rule, value) }).toEqual({ value, holds: sql })
+      expect({ value, holds: valueHolds(rule, value) }).toEqual({ value, holds: fn })
+    }
+  })
+
+  test('the rule exists from version 5 on: the triggers of version 4 do not name the column', () => {
+    const older = new Database(':memory:')
+    migrate(older, TENANT_MIGRATIONS, 4)
+    expect(older.query("SELECT count(*) AS n FROM sqlite_master WHERE sql LIKE '%time_zone%'").get()).toEqual({ n: 0 })
+    expect(scanBreaches(older, 10)).toEqual({ count: 0, rows: [] })
+    older.close()
   })
 })
 

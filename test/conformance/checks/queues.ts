@@ -2,6 +2,7 @@ import { expect } from 'bun:test'
 import { QueuesResponseSchema, type QueuesResponse } from '../../../src/contract/schemas.ts'
 import { compareText, expectError, expectSchema, expectStatus } from '../assertions.ts'
 import type { CheckGroup } from '../check.ts'
+import { canonicalZoneName } from '../../../src/contract/time-zone.ts'
 
 /** The first place where `items` break the order (name, then id), or null. */
 function disorder(items: readonly { id: string; name: string }[]): string | null {
@@ -16,7 +17,7 @@ export const queueChecks: CheckGroup = {
   title: 'GET /v1/queues',
   checks: [
     {
-      name: 'every location with its queues: the contract shape, locations and queues ordered by name then id',
+      name: 'every location with its queues: the contract shape, locations and queues ordered by name then id, time zones by their IANA names',
       cost: { main: 1 },
       async run({ client }) {
         const exchange = await client.get('/v1/queues')
@@ -26,6 +27,8 @@ export const queueChecks: CheckGroup = {
         expectSchema(QueuesResponseSchema, body, 'GET /v1/queues')
         expect({ locations: disorder(body.locations) }).toEqual({ locations: null })
         for (const location of body.locations) expect({ location: location.id, queues: disorder(location.queues) }).toEqual({ location: location.id, queues: null })
+        // A location's zone: null, or an IANA zone by its current name (never Asia/Calcutta, never IST).
+        for (const { id, timeZone } of body.locations) if (timeZone !== null) expect({ location: id, timeZone: canonicalZoneName(timeZone) }).toEqual({ location: id, timeZone })
       },
     },
     {
