@@ -44,11 +44,16 @@ export class Actions {
 
   /** Runs `work` with the buttons waiting until it ends, however it ends. */
   async run(work: () => Promise<void>): Promise<void> {
+    // The button pressed is disabled while the work runs, which drops the focus to <body>: it
+    // goes back to that button after, so a keyboard user carries on from where they were.
+    const started = document.activeElement
     this.setBusy(true)
     try {
       await work()
     } finally {
       this.setBusy(false)
+      const lost = !document.activeElement || document.activeElement === document.body
+      if (lost && started instanceof HTMLElement && started !== document.body && started.isConnected) started.focus({ preventScroll: true })
     }
   }
 

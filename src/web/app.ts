@@ -26,6 +26,7 @@ function startPage(): void {
     {
       form: $('query-form'), from: $('from'), to: $('to'), toHelp: $('to-help'), zone: $('zone'), zoneNames: $('zone-names'), zoneHelp: $('zone-help'),
       places: $('places'), placesList: $('places-list'), statuses: $('statuses'), summary: $('summary'),
+      presets: $('presets'), rangeStatus: $('range-status'),
     },
     feedback,
   )

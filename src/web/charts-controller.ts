@@ -8,7 +8,7 @@ import type { NumbersFiles } from './charts/view.ts'
 import { formatBytes } from './feedback.ts'
 import { describeRange, type ReadRange } from './range.ts'
 import type { PageQuery } from './range-controller.ts'
-import { dayKey, type DayNumber } from './zone.ts'
+import { dayKey, localTimestamp, type DayNumber } from './zone.ts'
 
 export interface ChartsElements {
   charts: HTMLButtonElement
@@ -85,7 +85,11 @@ export class ChartsController {
     const count = `${numbers.tickets.toLocaleString()} ticket${numbers.tickets === 1 ? '' : 's'}`
     // What was asked, not the form as it is now: it may have been changed while the tickets were read.
     this.els.summary.textContent = `${count} created ${describeRange(query.range)}, in days of ${zone}: ${query.selection}.`
-    view.drawCharts(this.els.list, numbers, numbersFileStem(query.range, zone), this.files)
+    // Today, if in the range, is not over: its bar is marked, not read as a drop.
+    const now = Date.now()
+    const today = query.clock.local(now).day
+    const partial = today >= query.range.firstDay && today <= query.range.lastDay ? { day: dayKey(today), until: localTimestamp(now, query.clock).slice(11, 16) } : null
+    view.drawCharts(this.els.list, numbers, numbersFileStem(query.range, zone), this.files, partial)
     feedback.progress(numbers.tickets === 0 ? `No tickets match: the charts are empty. Selection: ${query.summary}.` : `Charts drawn from ${count} (days in ${zone}).`)
     this.els.section.scrollIntoView({ block: 'start' })
   }

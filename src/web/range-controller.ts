@@ -4,7 +4,7 @@
 import { compactInstant } from '../client/index.ts'
 import { listNames, type Feedback, type PageRegion } from './feedback.ts'
 import { placeNames, readPlaces, renderPlaces, type PlaceSelection } from './places.ts'
-import { MAX_DAYS, defaultRange, describeRange, readRange, type ReadRange } from './range.ts'
+import { MAX_DAYS, PRESETS, defaultRange, describeRange, presetRange, readRange, type Preset, type ReadRange } from './range.ts'
 import { storeZone, storedZone, type Organisation } from './session.ts'
 import { LocalClock, browserTimeZone, describeOffset, knownTimeZones, zoneAsTyped } from './zone.ts'
 
@@ -23,6 +23,9 @@ export interface RangeElements {
   placesList: HTMLElement
   statuses: HTMLElement
   summary: HTMLElement
+  /** The quick ranges' buttons (data-preset) and the line that says what one set. */
+  presets: HTMLElement
+  rangeStatus: HTMLElement
 }
 
 /** What the form asks: the API's parameters, the local days and their zone, and the selection in words. */
@@ -52,12 +55,34 @@ export class RangeController {
       event.preventDefault()
       this.useZone()
     })
+    els.presets.addEventListener('click', (event) => {
+      const preset = (event.target as HTMLElement).closest<HTMLElement>('[data-preset]')?.dataset.preset
+      if (preset && preset in PRESETS) this.usePreset(preset as Preset)
+    })
     els.zoneNames.replaceChildren(...knownTimeZones().map((zone) => Object.assign(document.createElement('option'), { value: zone })))
     this.showZone()
     const range = defaultRange(Date.now(), this.clock)
     els.from.value = range.from
     els.to.value = range.to
     this.updateSummary()
+  }
+
+  /** Sets From and To to a quick range of the zone in use, and says which days they are (read out). */
+  private usePreset(preset: Preset): void {
+    const range = presetRange(preset, Date.now(), this.clock)
+    this.els.from.value = range.from
+    this.els.to.value = range.to
+    this.els.from.removeAttribute('aria-invalid')
+    this.els.to.removeAttribute('aria-invalid')
+    const days = range.lastDay - range.firstDay + 1
+    const partial = range.lastDay >= this.today() ? ', today so far included' : ''
+    this.els.rangeStatus.textContent = `${PRESETS[preset]}: ${describeRange(range)} (${days} day${days === 1 ? '' : 's'} in ${this.clock.zone}${partial}).`
+    this.updateSummary()
+  }
+
+  /** Today's local day in the zone in use. */
+  today(): number {
+    return this.clock.local(Date.now()).day
   }
 
   /** `listener` hears of a zone newly chosen (the charts on show are then drawn again). */
@@ -132,7 +157,7 @@ export class RangeController {
     const what = describeSelection(places, statuses)
     const long = range.ok ? null : readRange(from.value, to.value, this.clock, null)
     this.els.summary.textContent = range.ok
-      ? `Will export: ${what}, ${describeRange(range)} (${range.days} day${range.days === 1 ? '' : 's'}).`
+      ? `Will export: ${what}, ${describeRange(range)} (${range.days} day${range.days === 1 ? '' : 's'}${range.lastDay >= this.today() ? '; today is not over: its tickets so far' : ''}).`
       : long?.ok
         ? `Charts only: ${what}, ${describeRange(long)} (${long.days} days). A file covers at most ${MAX_DAYS} days, so Preview and Download need a shorter range; the charts take any range.`
         : `Will export: ${what}, once the dates are valid.`

@@ -25,10 +25,37 @@ export interface ReadRange {
 }
 export type Range = ReadRange | { ok: false; field: RangeField; message: string }
 
-/** Today in the clock's zone and the 29 days before it. */
-export function defaultRange(nowMs: number, clock: LocalClock): { from: string; to: string } {
+/** The quick ranges beside the dates, by the words on their buttons. */
+export const PRESETS = {
+  yesterday: 'Yesterday',
+  'last-7': 'Last 7 days',
+  'last-30': 'Last 30 days',
+  'this-month': 'This month',
+  'last-month': 'Last month',
+} as const
+export type Preset = keyof typeof PRESETS
+
+/**
+ * A quick range in the clock's zone: full days only ("last 7 days" ends yesterday, so no bar is
+ * a day still under way), except "this month", which runs to today and so holds a partial day.
+ */
+export function presetRange(preset: Preset, nowMs: number, clock: LocalClock): { from: string; to: string; firstDay: DayNumber; lastDay: DayNumber } {
   const today = clock.local(nowMs).day
-  return { from: dayKey(today - 29), to: dayKey(today) }
+  const [year, month] = dayKey(today).split('-').map(Number) as [number, number]
+  const monthStart = (y: number, m: number) => dayNumber(`${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-01`)!
+  const [firstDay, lastDay]: [DayNumber, DayNumber] = ({
+    yesterday: [today - 1, today - 1],
+    'last-7': [today - 7, today - 1],
+    'last-30': [today - 30, today - 1],
+    'this-month': [monthStart(year, month), today],
+    'last-month': [monthStart(month === 1 ? year - 1 : year, month === 1 ? 12 : month - 1), monthStart(year, month) - 1],
+  } satisfies Record<Preset, [DayNumber, DayNumber]>)[preset]
+  return { from: dayKey(firstDay), to: dayKey(lastDay), firstDay, lastDay }
+}
+
+/** The last 30 full days in the clock's zone: today, not over, is left out. */
+export function defaultRange(nowMs: number, clock: LocalClock): { from: string; to: string } {
+  return presetRange('last-30', nowMs, clock)
 }
 
 function readDay(value: string, label: string): { day: DayNumber } | { message: string } {

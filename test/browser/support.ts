@@ -110,6 +110,8 @@ export interface OpenOptions {
   deviceScaleFactor?: number
   /** The browser's colour scheme (the page honours prefers-color-scheme). */
   colorScheme?: 'light' | 'dark'
+  /** Date.now() in the page held at this instant from before it loads (timers still run). */
+  fixedNow?: string
 }
 
 /** A page that records every request and refuses any that would leave `base`. */
@@ -133,6 +135,7 @@ export async function openPage(browser: Browser, base: string, options: OpenOpti
     await installPickerStub(context)
   }
   if (options.fakeClock) await context.clock.install()
+  if (options.fixedNow) await context.clock.setFixedTime(new Date(options.fixedNow))
   const page = await context.newPage()
   await page.goto(base + (options.path ?? '/'))
   return { page, requests }

@@ -19,6 +19,8 @@ export interface NumbersTable {
   title: string
   headers: string[]
   rows: string[][]
+  /** A word shown after a row's first cell in the table (not in its CSV): "today, so far". */
+  rowNotes?: Map<number, string>
 }
 
 /** Minutes to one decimal, from milliseconds. */

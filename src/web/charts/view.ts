@@ -40,9 +40,16 @@ function element<K extends keyof HTMLElementTagNameMap>(tag: K, properties: Part
   return node
 }
 
-/** Bars stacked by status per day or per week: `rows` are [label, ...counts per status]. */
-function statusBars(rows: { label: string; counts: number[] }[], width: number, tickLabel: (label: string) => string): Element {
-  const data = rows.flatMap(({ label, counts }) => TICKET_STATUSES.map((status, i) => ({ label, status: STATUS_WORDS[status], count: counts[i]! })))
+/** Today, when the range holds it: its day and the local time its counts reach. */
+export interface PartialDay {
+  day: string
+  until: string
+}
+
+/** Bars stacked by status per day or per week: `rows` are [label, ...counts per status]; the `partial` one is drawn lighter. */
+function statusBars(rows: { label: string; counts: number[] }[], width: number, tickLabel: (label: string) => string, partial: string | null = null): Element {
+  // No bar where a count is 0 (an empty stack would otherwise straddle the axis).
+  const data = rows.flatMap(({ label, counts }) => TICKET_STATUSES.map((status, i) => ({ label, status: STATUS_WORDS[status], count: counts[i]! }))).filter((d) => d.count > 0)
   const highest = Math.max(0, ...rows.map(({ counts }) => counts.reduce((a, b) => a + b, 0)))
   const marginLeft = valueMargin(highest)
   const plotWidth = width - marginLeft - 20
@@ -56,9 +63,25 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
     marginBottom: 30,
     color: { domain: TICKET_STATUSES.map((status) => STATUS_WORDS[status]), range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]), legend: true },
     x: { type: 'band', label: null, domain: rows.map((row) => row.label), tickFormat: (label: string, i: number) => (i % every === 0 ? tickLabel(label) : ''), tickRotate: 0 },
-    y: { label: '↑ Tickets', grid: true, tickFormat: grouped },
-    marks: [Plot.barY(data, { x: 'label', y: 'count', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.count.toLocaleString('en-US')}` }), Plot.ruleY([0])],
+    y: { label: '↑ Tickets', grid: true, tickFormat: grouped, ...emptyAxis(highest) },
+    marks: [
+      Plot.barY(data, {
+        className: 'bars', x: 'label', y: 'count', fill: 'status',
+        fillOpacity: (d: (typeof data)[number]) => (d.label === partial ? 0.45 : 1),
+        title: (d: (typeof data)[number]) => `${d.label}${d.label === partial ? ' (today, so far)' : ''} ${d.status}: ${d.count.toLocaleString('en-US')}`,
+      }),
+      Plot.ruleY([0]),
+    ],
   })
+}
+
+/**
+ * A count axis: whole numbers only (a few tickets would otherwise get ticks at 0.5), and one whose
+ * values are all 0 still runs from 0 to 1 (Plot's own would be 0 to 0, drawn mid-height).
+ */
+function emptyAxis(highest: number): { domain?: [number, number]; ticks?: number[] } {
+  if (highest === 0) return { domain: [0, 1], ticks: [0, 1] }
+  return highest < 8 ? { ticks: Array.from({ length: highest + 1 }, (_, i) => i) } : {}
 }
 
 /**
@@ -80,12 +103,16 @@ function queueLabels(rows: readonly QueuePlace[], width: number): { marginLeft: 
   return { marginLeft: room + 16, rowHeight: 40, tickFormat }
 }
 
-function drawChart(id: ChartId, numbers: ChartNumbers, width: number): Element | null {
+function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: PartialDay | null): Element | null {
   switch (id) {
     case 'per-day':
-      return statusBars(numbers.days.map(({ day, counts }) => ({ label: day, counts })), width, (day) => day.slice(5))
-    case 'per-week':
-      return statusBars(weeklyTable(numbers).rows.map(([monday, , ...counts]) => ({ label: monday!, counts: counts.slice(0, -1).map(Number) })), width, (day) => day.slice(5))
+      return statusBars(numbers.days.map(({ day, counts }) => ({ label: day, counts })), width, (day) => day.slice(5), partial?.day ?? null)
+    case 'per-week': {
+      const weeks = weeklyTable(numbers).rows
+      // The week holding today is the last one and is partial too.
+      const partialWeek = partial ? (weeks.at(-1)?.[0] ?? null) : null
+      return statusBars(weeks.map(([monday, , ...counts]) => ({ label: monday!, counts: counts.slice(0, -1).map(Number) })), width, (day) => day.slice(5), partialWeek)
+    }
     case 'wait': {
       if (numbers.waits.length === 0) return null
       const rows = numbers.waits.map((row, index) => ({ ...row, index, label: placeLabel(row), median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 }))
@@ -148,9 +175,13 @@ function heatColours(): Plot.ScaleOptions {
 
 /** The weekday × hour heat map, and under it the hours' totals over every day, on the same hours. */
 function arrivalsCharts(numbers: ChartNumbers, width: number): Element {
-  const data = numbers.arrivals.flatMap((hours, day) => hours.map((count, hour) => ({ weekday: WEEKDAYS[day]!, hour, count })))
   const totals = Array.from({ length: 24 }, (_, hour) => ({ hour, count: numbers.arrivals.reduce((sum, hours) => sum + hours[hour]!, 0) }))
-  const marginLeft = valueMargin(Math.max(0, ...totals.map((total) => total.count)))
+  const highest = Math.max(0, ...totals.map((total) => total.count))
+  // An empty hour is drawn in the ramp's 0 (the panel's colour in the dark); with no tickets at
+  // all there is no ramp, so no cell (Plot would paint a 0-to-0 ramp's middle).
+  const data = highest === 0 ? [] : numbers.arrivals.flatMap((hours, day) => hours.map((count, hour) => ({ weekday: WEEKDAYS[day]!, hour, count })))
+  // The weekdays' names and the totals' tick labels share the left margin: room for the wider.
+  const marginLeft = Math.max(valueMargin(highest), Math.ceil(textWidth('Wed') + 14))
   const every = tickStep(24, width - marginLeft - 20, textWidth('00') + 8)
   const hours = { domain: Array.from({ length: 24 }, (_, h) => h), tickFormat: (h: number) => (h % every === 0 ? String(h) : '') }
   const heat = Plot.plot({
@@ -162,10 +193,10 @@ function arrivalsCharts(numbers: ChartNumbers, width: number): Element {
     marginBottom: X_AXIS.marginBottom,
     padding: 0.05,
     // The ramp legend's own margins (Plot reads them from the scale's options): its first and last tick labels whole.
-    color: { ...heatColours(), legend: true, label: 'Tickets created', zero: true, tickFormat: grouped, ...({ marginLeft: 14, marginRight: 24, width: Math.min(320, width) } as Plot.ScaleOptions) },
+    color: { ...heatColours(), legend: highest > 0, label: 'Tickets created', zero: true, tickFormat: grouped, ...({ marginLeft: 14, marginRight: 24, width: Math.min(320, width) } as Plot.ScaleOptions) },
     x: { ...hours, label: 'Hour of day', labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset },
     y: { label: null, domain: [...WEEKDAYS] },
-    marks: [Plot.cell(data, { x: 'hour', y: 'weekday', fill: 'count', title: (d: (typeof data)[number]) => `${d.weekday} ${d.hour}:00: ${d.count}` })],
+    marks: [Plot.cell(data, { className: 'cells', x: 'hour', y: 'weekday', fill: 'count', title: (d: (typeof data)[number]) => `${d.weekday} ${d.hour}:00: ${d.count}` })],
   })
   const total = Plot.plot({
     width,
@@ -175,9 +206,11 @@ function arrivalsCharts(numbers: ChartNumbers, width: number): Element {
     marginTop: MARGIN_TOP,
     marginBottom: X_AXIS.marginBottom,
     x: { ...hours, type: 'band', label: 'Hour of day, all days', labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset },
-    y: { label: '↑ Tickets', grid: true, tickFormat: grouped, ticks: 4 },
-    marks: [Plot.barY(totals, { x: 'hour', y: 'count', fill: '#0072b2', title: (d: (typeof totals)[number]) => `${d.hour}:00, all days: ${d.count}` }), Plot.ruleY([0])],
+    y: { label: '↑ Tickets', grid: true, tickFormat: grouped, ticks: 4, ...emptyAxis(highest > 4 ? 8 : highest) },
+    marks: [Plot.barY(totals.filter((total) => total.count > 0), { className: 'bars', x: 'hour', y: 'count', fill: '#0072b2', title: (d: (typeof totals)[number]) => `${d.hour}:00, all days: ${d.count}` }), Plot.ruleY([0])],
   })
+  // A ramp from 0 to 0 would say nothing: in words instead.
+  if (highest === 0) return element('div', {}, element('p', { className: 'legend-empty' }, 'Tickets created: no tickets'), heat, total)
   return element('div', {}, heat, total)
 }
 
@@ -210,7 +243,13 @@ function numbersTable(table: NumbersTable): HTMLTableElement {
     return node
   }
   const head = element('thead', {}, element('tr', {}, ...table.headers.map((header, i) => cell('th', header, i, 'col'))))
-  const body = element('tbody', {}, ...table.rows.map(([first, ...rest]) => element('tr', {}, cell('th', first!, 0, 'row'), ...rest.map((value, i) => cell('td', value, i + 1)))))
+  const head0 = (first: string, index: number) => {
+    const th = cell('th', first, 0, 'row')
+    const note = table.rowNotes?.get(index)
+    if (note) th.append(element('span', { className: 'note' }, ` (${note})`))
+    return th
+  }
+  const body = element('tbody', {}, ...table.rows.map(([first, ...rest], index) => element('tr', {}, head0(first!, index), ...rest.map((value, i) => cell('td', value, i + 1)))))
   return element('table', { className: 'numbers' }, element('caption', {}, table.title), head, body)
 }
 
@@ -232,10 +271,16 @@ export class NumbersFiles {
 }
 
 /** The picture, its table and its CSV link of one chart (`table.id` says which). */
-function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, headingId: string, files: NumbersFiles, fileStem: string): (Node | string)[] {
+function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, headingId: string, files: NumbersFiles, fileStem: string, partial: PartialDay | null): (Node | string)[] {
   const parts: (Node | string)[] = [element('p', { className: 'hint' }, DESCRIPTIONS[table.id])]
   if (numbers.tickets === 0 || table.rows.length === 0) parts.push(element('p', { className: 'empty' }, EMPTY[table.id]))
-  const chart = drawChart(table.id, numbers, width)
+  if (partial && (table.id === 'per-day' || table.id === 'per-week')) {
+    const last = table.rows.length - 1
+    const what = table.id === 'per-day' ? `${partial.day} is today` : 'The last week holds today, which'
+    parts.push(element('p', { className: 'partial' }, `${what} and is not over: its bar (drawn lighter) counts the tickets until ${partial.until}, not a whole day.`))
+    table.rowNotes = new Map([[last, table.id === 'per-day' ? 'today, so far' : 'holds today, so far']])
+  }
+  const chart = drawChart(table.id, numbers, width, partial)
   if (chart) parts.push(asOneImage(chart, `${table.title}: ${DESCRIPTIONS[table.id]} The numbers are in the table below.`))
   // The table scrolls sideways inside its box on a phone, so the box takes the keyboard focus.
   const wrap = element('div', { className: 'table-wrap', tabIndex: 0 }, numbersTable(table))
@@ -263,7 +308,7 @@ function periodChoice(onPick: (weekly: boolean) => void): HTMLFieldSetElement {
  * Draws the charts of `numbers` into `container` (its earlier content replaced). `fileStem`
  * names the CSV downloads (`<chart>_<stem>.csv`); `files` holds their URLs.
  */
-export function drawCharts(container: HTMLElement, numbers: ChartNumbers, fileStem: string, files: NumbersFiles): void {
+export function drawCharts(container: HTMLElement, numbers: ChartNumbers, fileStem: string, files: NumbersFiles, partial: PartialDay | null = null): void {
   files.free()
   const width = Math.max(260, Math.floor(container.clientWidth))
   const figures = numbersTables(numbers).map((table) => {
@@ -271,7 +316,7 @@ export function drawCharts(container: HTMLElement, numbers: ChartNumbers, fileSt
     const figure = element('section', { className: 'chart', id: `chart-${table.id}` })
     figure.setAttribute('aria-labelledby', headingId)
     const heading = element('h3', { id: headingId }, table.title)
-    const body = element('div', {}, ...chartParts(table, numbers, width, headingId, files, fileStem))
+    const body = element('div', {}, ...chartParts(table, numbers, width, headingId, files, fileStem, partial))
     if (table.id !== 'per-day') {
       figure.append(heading, body)
       return figure
@@ -280,7 +325,7 @@ export function drawCharts(container: HTMLElement, numbers: ChartNumbers, fileSt
     figure.append(heading, periodChoice((perWeek) => {
       const shown = perWeek ? weekly : table
       heading.textContent = shown.title
-      body.replaceChildren(...chartParts(shown, numbers, width, headingId, files, fileStem))
+      body.replaceChildren(...chartParts(shown, numbers, width, headingId, files, fileStem, partial))
     }), body)
     return figure
   })

@@ -1,0 +1,67 @@
+import { describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { browserSetup, chartTextProblems, chromiumAvailable, openPage, screenshot, seriousViolations, setRange, useToken } from './support.ts'
+
+/**
+ * Empty and small selections drawn right (0 tickets, one day, one location, one queue), at a
+ * laptop's 1366×768 and a phone's 390×844, light and dark: no bar where a count is 0, a heat
+ * map legend that says "no tickets", every label whole. The standard fixture's tickets.
+ */
+
+const SIZES = { laptop: { width: 1366, height: 768 }, phone: { width: 390, height: 844 } } as const
+
+/** Bars and cells the charts drew, per chart (marks carry their class: bars, cells). */
+function drawnMarks(page: Page): Promise<Record<string, number>> {
+  return page.locator('#charts-list .chart').evaluateAll((charts) =>
+    Object.fromEntries(charts.map((chart) => [chart.id, chart.querySelectorAll('g.bars > rect, g.cells > rect').length])),
+  )
+}
+
+async function drawCharts(page: Page) {
+  await page.getByRole('button', { name: 'Charts', exact: true }).click()
+  await page.getByText(/^(Charts drawn from|No tickets match)/).waitFor()
+}
+
+describe.skipIf(!chromiumAvailable)('empty and small charts', () => {
+  const setup = browserSetup({ server: {} })
+
+  for (const [size, viewport] of Object.entries(SIZES)) {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      test(`${size}, ${colorScheme}: 0 tickets draw no bar, the heat map says "no tickets"; one queue of one location on one day draws only its counts`, async () => {
+        const { token } = setup.server.seeded()
+        const { page } = await openPage(setup.browser, setup.server.base, { viewport, colorScheme })
+        await useToken(page, token)
+        await page.getByRole('checkbox', { name: 'Payments' }).waitFor()
+        // One day, status Waiting only: the one waiting ticket is on 3 March, so none.
+        await setRange(page, '2026-03-02', '2026-03-02')
+        await page.getByRole('checkbox', { name: 'Waiting' }).check()
+        await drawCharts(page)
+        await page.getByText('No tickets were created in this range: every day counts 0.').waitFor()
+        const empty = await drawnMarks(page)
+        expect(empty['chart-per-day']).toBe(0)
+        expect(empty['chart-arrivals']).toBe(0)
+        expect(await page.locator('#chart-arrivals').textContent()).toContain('Tickets created: no tickets')
+        // No ramp from 0 to 0 beside it.
+        expect(await page.locator('#chart-arrivals svg[class$="-ramp"]').count()).toBe(0)
+        expect(await chartTextProblems(page)).toEqual([])
+        expect(await seriousViolations(page)).toEqual([])
+        await page.locator('#charts-section').scrollIntoViewIfNeeded()
+        await screenshot(page, `chart-empty-${size}-${colorScheme}`)
+
+        // One queue of one location, one day: 3 tickets (waiting, called, skipped), one bar each.
+        await page.getByRole('checkbox', { name: 'Waiting' }).uncheck()
+        await setRange(page, '2026-03-03', '2026-03-03')
+        await page.getByRole('checkbox', { name: /Schalter 1/ }).check()
+        await drawCharts(page)
+        const small = await drawnMarks(page)
+        expect(small['chart-per-day']).toBe(3)
+        // All three at 08:00-08:59 on a Tuesday: every heat map cell (an empty one in the ramp's 0) and one bar of the hours' totals.
+        expect(small['chart-arrivals']).toBe(7 * 24 + 1)
+        expect(await chartTextProblems(page)).toEqual([])
+        expect(await seriousViolations(page)).toEqual([])
+        await screenshot(page, `chart-small-${size}-${colorScheme}`)
+        await page.context().close()
+      })
+    }
+  }
+})
