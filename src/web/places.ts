@@ -41,16 +41,47 @@ function syncLocation(box: Element): void {
   const location = box.querySelector<HTMLInputElement>('input[data-location]')!
   location.checked = queues.length > 0 && ticked === queues.length
   location.indeterminate = ticked > 0 && ticked < queues.length
+  const count = box.querySelector('.ticked')
+  if (count) count.textContent = `${queues.length} queue${queues.length === 1 ? '' : 's'}${ticked > 0 ? `, ${ticked} ticked` : ''}`
 }
 
-/** Fills `container` with a box per location and its queues; `onChange` runs after every tick. */
+/** From this many locations on, the list is a chain's: found by name, each location's queues folded. */
+export const CHAIN_LOCATIONS = 6
+
+/** Lower case without accents: "zurich" finds "Zürich Hauptbahnhof". */
+function searchable(text: string): string {
+  return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase()
+}
+
+/** A location's fold button: shows or hides its queues, and says how many are ticked. */
+function foldButton(queues: HTMLElement, name: string): HTMLButtonElement {
+  const button = Object.assign(document.createElement('button'), { type: 'button', className: 'fold secondary' })
+  button.setAttribute('aria-controls', queues.id)
+  const set = (open: boolean) => {
+    button.setAttribute('aria-expanded', String(open))
+    // The location's name is read with the words seen, so that 30 buttons are told apart.
+    button.replaceChildren(`${open ? 'Hide' : 'Show'} queues`, Object.assign(document.createElement('span'), { className: 'visually-hidden', textContent: ` of ${name}` }))
+    queues.hidden = !open
+  }
+  button.addEventListener('click', () => set(button.getAttribute('aria-expanded') !== 'true'))
+  set(false)
+  return button
+}
+
+/**
+ * Fills `container` with a box per location and its queues; `onChange` runs after every tick.
+ * A chain (CHAIN_LOCATIONS or more) gets a search field and a folded list: a location's box ticks
+ * all its queues, its fold button shows them, so a keyboard reaches any queue in a few presses.
+ */
 export function renderPlaces(container: HTMLElement, locations: readonly Location[], onChange: () => void): void {
   container.replaceChildren()
   if (locations.length === 0) {
     container.append(Object.assign(document.createElement('p'), { className: 'hint', textContent: 'This organisation has no locations yet.' }))
     return
   }
+  const chain = locations.length >= CHAIN_LOCATIONS
   const names = placeNames(locations)
+  const boxes: HTMLElement[] = []
   for (const location of locations) {
     const box = document.createElement('div')
     box.className = 'location'
@@ -58,36 +89,89 @@ export function renderPlaces(container: HTMLElement, locations: readonly Locatio
     const input = checkbox({ value: location.id, disabled: location.queues.length === 0 })
     input.dataset.location = location.id
     // One text item beside the box, so that a long name wraps with its hint.
-    const text = Object.assign(document.createElement('span'), { textContent: names.locations.get(location.id)! })
+    const name = names.locations.get(location.id)!
+    const text = Object.assign(document.createElement('span'), { textContent: name })
     if (location.queues.length === 0) text.append(Object.assign(document.createElement('span'), { className: 'hint', textContent: ' (no queues)' }))
     label.append(input, text)
-    box.append(label)
+    const line = document.createElement('div')
+    line.className = 'location-line'
+    line.append(label)
+    box.append(line)
+    box.dataset.search = searchable(name)
     if (location.queues.length > 0) {
       const queues = document.createElement('div')
       queues.className = 'checks'
+      queues.id = `queues-${location.id}`
       queues.setAttribute('role', 'group')
-      queues.setAttribute('aria-label', `Queues of ${names.locations.get(location.id)}`)
+      queues.setAttribute('aria-label', `Queues of ${name}`)
       for (const queue of location.queues) {
         const queueLabel = document.createElement('label')
+        queueLabel.dataset.search = searchable(queue.name)
         queueLabel.append(
           checkbox({ name: 'queueId', value: queue.id }),
           ` ${queue.name}${queue.status === 'ACTIVE' ? '' : ` (${queue.status.toLowerCase()})`}`,
         )
         queues.append(queueLabel)
       }
+      if (chain) {
+        line.append(Object.assign(document.createElement('span'), { className: 'hint ticked', textContent: `${location.queues.length} queue${location.queues.length === 1 ? '' : 's'}` }), foldButton(queues, name))
+      }
       box.append(queues)
     }
-    container.append(box)
+    boxes.push(box)
   }
+  if (chain) container.append(...chainTools(boxes, locations.length, names.queues.size))
+  else container.append(...boxes)
   container.onchange = (event) => {
     const target = event.target as HTMLInputElement
-    const box = target.closest('.location')!
+    if (target.type !== 'checkbox') return
+    const box = target.closest<HTMLElement>('.location')!
     if (target.dataset.location) {
-      for (const queue of box.querySelectorAll<HTMLInputElement>('input[name="queueId"]')) queue.checked = target.checked
+      // A location's box ticks the queues shown under it (all of them unless a search hides some).
+      for (const queue of box.querySelectorAll<HTMLInputElement>('input[name="queueId"]')) {
+        if (!(queue.parentElement as HTMLElement).hidden) queue.checked = target.checked
+      }
     }
     syncLocation(box)
     onChange()
   }
+}
+
+/** The search field and its result line, and the list folded under one disclosure. */
+function chainTools(boxes: HTMLElement[], locationCount: number, queueCount: number): HTMLElement[] {
+  const search = Object.assign(document.createElement('input'), { type: 'search', id: 'places-search', autocomplete: 'off', spellcheck: false })
+  const label = Object.assign(document.createElement('label'), { htmlFor: 'places-search', textContent: 'Find a location or queue' })
+  const found = Object.assign(document.createElement('p'), { id: 'places-found', className: 'hint' })
+  found.setAttribute('role', 'status')
+  const tools = document.createElement('div')
+  tools.className = 'row places-search'
+  tools.append(label, search)
+  const all = document.createElement('details')
+  all.className = 'places-all'
+  const summary = Object.assign(document.createElement('summary'), { textContent: `All ${locationCount} locations and ${queueCount} queues` })
+  all.append(summary, ...boxes)
+  search.addEventListener('input', () => {
+    const wanted = searchable(search.value.trim())
+    let shown = 0
+    for (const box of boxes) {
+      const queues = [...box.querySelectorAll<HTMLElement>('.checks > label')]
+      const byName = wanted === '' || box.dataset.search!.includes(wanted)
+      const matching = queues.filter((queue) => queue.dataset.search!.includes(wanted))
+      box.hidden = !byName && matching.length === 0
+      // A location found by a queue's name shows those queues only, unfolded.
+      for (const queue of queues) queue.hidden = !byName && !matching.includes(queue)
+      const fold = box.querySelector<HTMLButtonElement>('.fold')
+      if (fold && wanted !== '' && !byName && matching.length > 0 && fold.getAttribute('aria-expanded') !== 'true') fold.click()
+      if (!box.hidden) shown++
+    }
+    if (wanted !== '') all.open = true
+    found.textContent = wanted === '' ? '' : shown === 0 ? `No location or queue matches “${search.value.trim()}”.` : `${shown} location${shown === 1 ? '' : 's'} match “${search.value.trim()}”.`
+  })
+  // Enter in the search field would submit the form (a preview): it only searches.
+  search.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') event.preventDefault()
+  })
+  return [tools, found, all]
 }
 
 /** The ticked queues: their ids, how many locations they are in, and whether they are all of the organisation's queues. */

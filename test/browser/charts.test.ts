@@ -122,8 +122,13 @@ function expectedTables(tickets: FixtureTicket[], zone: string): Record<string, 
     const total = counts.reduce((a, b) => a + b, 0)
     return total === 0 ? null : [LOCATIONS[locationId]!, name, ...counts.map((count) => share(count, total)), String(total)]
   }).filter((row) => row !== null).sort(byPlace)
+  const perLocation = Object.entries(LOCATIONS).map(([locationId, name]) => {
+    const counts = STATUSES.map((status) => inRange.filter((t) => t.locationId === locationId && t.status === status).length)
+    return [name, ...counts.map(String), String(counts.reduce((a, b) => a + b, 0))]
+  }).filter((row) => row.at(-1) !== '0').sort((a, b) => a[0]!.localeCompare(b[0]!))
   return {
     'Tickets per day': [['Day', ...STATUS_WORDS, 'Total'], ...perDay],
+    'Tickets by location': [['Location', ...STATUS_WORDS, 'Total'], ...perLocation],
     'Wait by queue': [['Location', 'Queue', 'Called tickets', 'Median wait (min)', '90th percentile (min)'], ...waits],
     'Arrivals by hour': [['Hour', ...WEEKDAYS, 'All days'], ...arrivals],
     'Outcome by queue': [['Location', 'Queue', ...OUTCOME_WORDS, 'Total'], ...outcomes],
@@ -222,7 +227,7 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
       await screenshot(page, `charts-${viewport.width}x${viewport.height}`)
 
       // The CSV download of a chart's numbers holds the table's rows.
-      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download these numbers (CSV)' }).nth(1).click()])
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download these numbers (CSV)' }).nth(2).click()])
       expect(download.suggestedFilename()).toBe('wait_20260301-20260410_Pacific-Auckland.csv')
       // Starting with a UTF-8 byte-order mark (kept by ignoreBOM), as every file the page writes itself.
       const csv = new TextDecoder('utf-8', { ignoreBOM: true }).decode(await Bun.file((await download.path())!).bytes())

@@ -99,8 +99,11 @@ describe('quantiles and tables', () => {
     aggregator.add('COMPLETED', 'q1', at('2026-03-07T14:00:00Z'), at('2026-03-07T14:03:00Z')) // 09:00 Sat
     aggregator.add('NO_SHOW', 'q2', at('2026-03-08T04:59:00Z'), at('2026-03-08T05:09:00Z')) // 23:59 Sat
     aggregator.add('WAITING', 'q3', at('2026-03-08T07:30:00Z'), null) // 03:30 EDT Sun
-    const tables = numbersTables(aggregator.numbers())
-    expect(tables.map((table) => table.title)).toEqual(['Tickets per day', 'Wait by queue', 'Arrivals by hour', 'Outcome by queue'])
+    const [perDay, perLocation, ...rest] = numbersTables(aggregator.numbers())
+    const tables = [perDay!, ...rest]
+    expect([perDay, perLocation, ...rest].map((table) => table!.title)).toEqual(['Tickets per day', 'Tickets by location', 'Wait by queue', 'Arrivals by hour', 'Outcome by queue'])
+    // Per location: Malmö's two queues are one location.
+    expect(perLocation!.rows).toEqual([['Amsterdam', '0', '0', '1', '0', '0', '0', '1'], ['Malmö', '1', '0', '0', '0', '0', '1', '2']])
     expect(tables[0]!.headers).toEqual(['Day', 'Waiting', 'Called', 'Completed', 'Canceled', 'Skipped', 'No-show', 'Total'])
     expect(tables[0]!.rows).toEqual([['2026-03-07', '0', '0', '1', '0', '0', '1', '2'], ['2026-03-08', '1', '0', '0', '0', '0', '0', '1']])
     // The two queues called Payments are two rows, each under its location.

@@ -18,6 +18,14 @@ export interface QueuePlace {
   queue: string
 }
 
+/** A chart of many queues or locations draws this many rows, the rest as one, until asked for all. */
+export const TOP_ROWS = 12
+
+/** A wait row's label, and the order the wait chart draws rows in: the longest median first. */
+export function byLongestMedian<T extends QueuePlace & { medianMs: number }>(a: T, b: T): number {
+  return b.medianMs - a.medianMs || a.location.localeCompare(b.location) || a.queue.localeCompare(b.queue)
+}
+
 /** What the charts draw; plain data, posted from the worker to the page. */
 export interface ChartNumbers {
   zone: string
@@ -31,6 +39,13 @@ export interface ChartNumbers {
   arrivals: number[][]
   /** Per queue with at least one ended ticket: its tickets per outcome (OUTCOMES order). */
   outcomes: (QueuePlace & { counts: number[] })[]
+  /**
+   * The queues after the first TOP_ROWS in byLongestMedian order, their waits pooled (a median
+   * of medians would be no median): what the wait chart draws as one row. Null when none.
+   */
+  otherWaits: { queues: number; called: number; medianMs: number; p90Ms: number } | null
+  /** Per location with a ticket: its tickets per status (TICKET_STATUSES order). */
+  locations: { location: string; counts: number[] }[]
 }
 
 /**
@@ -75,6 +90,7 @@ export class ChartAggregator {
   private readonly arrivals = Array.from({ length: 7 }, () => new Array<number>(24).fill(0))
   private readonly waits = new Map<string, NumberColumn>()
   private readonly outcomes = new Map<string, number[]>()
+  private readonly perQueue = new Map<string, number[]>()
   private tickets = 0
 
   /** `places`: queue id → its location's and its own name (a queue the list lacks is shown by its id). */
@@ -103,6 +119,9 @@ export class ChartAggregator {
     let counts = this.perDay.get(day)
     if (!counts) this.perDay.set(day, (counts = new Array<number>(TICKET_STATUSES.length).fill(0)))
     if (statusIndex >= 0) counts[statusIndex]!++
+    let queue = this.perQueue.get(queueId)
+    if (!queue) this.perQueue.set(queueId, (queue = new Array<number>(TICKET_STATUSES.length).fill(0)))
+    if (statusIndex >= 0) queue[statusIndex]!++
     this.arrivals[weekday(day)]![hour]!++
     if (calledMs !== null) {
       let waits = this.waits.get(queueId)
@@ -132,16 +151,33 @@ export class ChartAggregator {
     for (let day = this.firstDay; day <= this.lastDay; day++) {
       days.push({ day: dayKey(day), hours: this.clock.hoursIn(day), counts: this.perDay.get(day) ?? new Array<number>(TICKET_STATUSES.length).fill(0) })
     }
+    const sortedWaits = [...this.waits].map(([queueId, column]) => {
+      const sorted = column.sorted()
+      return { ...this.place(queueId), sorted, called: sorted.length, medianMs: quantileCont(sorted, 0.5), p90Ms: quantileCont(sorted, 0.9) }
+    })
+    const others = [...sortedWaits].sort(byLongestMedian).slice(TOP_ROWS)
+    let otherWaits: ChartNumbers['otherWaits'] = null
+    if (others.length > 0) {
+      const pooled = new Float64Array(others.reduce((n, row) => n + row.called, 0))
+      let at = 0
+      for (const row of others) pooled.set(row.sorted, (at += row.called) - row.called)
+      pooled.sort()
+      otherWaits = { queues: others.length, called: pooled.length, medianMs: quantileCont(pooled, 0.5), p90Ms: quantileCont(pooled, 0.9) }
+    }
+    const locations = new Map<string, number[]>()
+    for (const [queueId, counts] of this.perQueue) {
+      const { location } = this.place(queueId)
+      const sums = locations.get(location) ?? new Array<number>(TICKET_STATUSES.length).fill(0)
+      counts.forEach((count, i) => (sums[i]! += count))
+      locations.set(location, sums)
+    }
     return {
       zone: this.clock.zone,
       tickets: this.tickets,
       days,
-      waits: byName(
-        [...this.waits].map(([queueId, column]) => {
-          const sorted = column.sorted()
-          return { ...this.place(queueId), called: sorted.length, medianMs: quantileCont(sorted, 0.5), p90Ms: quantileCont(sorted, 0.9) }
-        }),
-      ),
+      waits: byName(sortedWaits.map(({ sorted: _, ...row }) => row)),
+      otherWaits,
+      locations: [...locations].map(([location, counts]) => ({ location, counts })).sort((a, b) => a.location.localeCompare(b.location)),
       arrivals: this.arrivals,
       outcomes: byName([...this.outcomes].map(([queueId, counts]) => ({ ...this.place(queueId), counts }))),
     }

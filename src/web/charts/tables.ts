@@ -6,7 +6,7 @@ import { csvRecord } from '../csv-cells.ts'
 import { dayNumber, weekday, dayKey } from '../zone.ts'
 import { OUTCOMES, WEEKDAYS, type ChartNumbers } from './aggregate.ts'
 
-export type ChartId = 'per-day' | 'per-week' | 'wait' | 'arrivals' | 'outcome'
+export type ChartId = 'per-day' | 'per-week' | 'per-location' | 'wait' | 'arrivals' | 'outcome'
 
 /** The statuses in the form's words: legends and tables say "No-show", not NO_SHOW. */
 export const STATUS_WORDS: Record<TicketStatus, string> = {
@@ -69,6 +69,12 @@ export function numbersTables(numbers: ChartNumbers): NumbersTable[] {
       title: 'Tickets per day',
       headers: ['Day', ...TICKET_STATUSES.map((status) => STATUS_WORDS[status]), 'Total'],
       rows: numbers.days.map(({ day, counts }) => [day, ...counts.map(String), String(sum(counts))]),
+    },
+    {
+      id: 'per-location',
+      title: 'Tickets by location',
+      headers: ['Location', ...TICKET_STATUSES.map((status) => STATUS_WORDS[status]), 'Total'],
+      rows: numbers.locations.map(({ location, counts }) => [location, ...counts.map(String), String(sum(counts))]),
     },
     {
       id: 'wait',

@@ -4,7 +4,7 @@
 
 import * as Plot from '@observablehq/plot'
 import { TICKET_STATUSES } from '../../client/index.ts'
-import { OUTCOMES, WEEKDAYS, type ChartNumbers, type QueuePlace } from './aggregate.ts'
+import { OUTCOMES, TOP_ROWS, WEEKDAYS, byLongestMedian, type ChartNumbers, type QueuePlace } from './aggregate.ts'
 import { STATUS_COLOURS, fitLabel, textWidth, tickStep, valueMargin } from './text-fit.ts'
 import { UTF8_BOM } from '../csv-cells.ts'
 import { STATUS_WORDS, numbersTables, placeLabel, tableCsv, weeklyTable, type ChartId, type NumbersTable } from './tables.ts'
@@ -13,6 +13,7 @@ import { STATUS_WORDS, numbersTables, placeLabel, tableCsv, weeklyTable, type Ch
 const DESCRIPTIONS: Record<ChartId, string> = {
   'per-day': 'Tickets created each local day, stacked by their status now.',
   'per-week': 'Tickets created each local week (Monday to Sunday), stacked by their status now; the first and last week may hold fewer days of the range.',
+  'per-location': 'Tickets created at each location, stacked by their status now.',
   wait: 'Minutes from a ticket’s creation to its call, for the tickets that were called: the median (dark) and the 90th percentile (light) per queue of each location.',
   arrivals: 'Tickets created in each local hour of each weekday; the further from the background colour, the more. Under it, every day of the range together, per hour.',
   outcome: 'How the ended tickets of each queue of each location ended, as shares of them (per cent); Total is the number of ended tickets.',
@@ -21,6 +22,7 @@ const DESCRIPTIONS: Record<ChartId, string> = {
 const EMPTY: Record<ChartId, string> = {
   'per-day': 'No tickets were created in this range: every day counts 0.',
   'per-week': 'No tickets were created in this range: every week counts 0.',
+  'per-location': 'No tickets were created in this range at any location.',
   wait: 'No ticket in this range was called: there is no wait to show.',
   arrivals: 'No tickets were created in this range: every hour counts 0.',
   outcome: 'No ticket in this range has ended (completed, no-show, canceled or skipped).',
@@ -103,7 +105,63 @@ function queueLabels(rows: readonly QueuePlace[], width: number): { marginLeft: 
   return { marginLeft: room + 16, rowHeight: 40, tickFormat }
 }
 
-function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: PartialDay | null): Element | null {
+/** Which rows a chart of many draws: the first TOP_ROWS in its order and the rest as one, or all. */
+export interface RowsShown {
+  all: boolean
+}
+
+/**
+ * Horizontal bars, one row per queue (or location), in the order given; with more rows than fit
+ * a screen the value axis is drawn at the top as well as the bottom. Every row's label carries its
+ * full name as a tooltip (<title>), the cut ones included.
+ */
+function rowsPlot(rows: readonly (QueuePlace & { label: string })[], width: number, rowMin: number, tickRoom: number, x: Plot.ScaleOptions, marks: Plot.Markish[], color?: Plot.ScaleOptions, marginRight = 24): Element {
+  const { marginLeft, rowHeight, tickFormat } = queueLabels(rows, width)
+  const tall = rows.length > TOP_ROWS + 1
+  const chart = Plot.plot({
+    width,
+    style: FONT,
+    height: X_AXIS.marginBottom * (tall ? 2 : 1) + 10 + rows.length * Math.max(rowMin, rowHeight),
+    marginLeft,
+    marginRight,
+    marginTop: tall ? X_AXIS.marginBottom : 10,
+    marginBottom: X_AXIS.marginBottom,
+    ...(color ? { color } : {}),
+    x: { grid: true, labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset, ticks: Math.max(2, Math.floor((width - marginLeft) / tickRoom)), ...x, ...(tall ? { axis: 'both' } : {}) },
+    y: { label: null, domain: rows.map((_, index) => index), tickFormat },
+    marks,
+  })
+  const svg = chart.tagName.toLowerCase() === 'svg' ? chart : chart.querySelector('svg:not([class$="-swatch"] svg)')
+  const ticks = svg?.querySelectorAll('g[aria-label="y-axis tick label"] > text') ?? []
+  ticks.forEach((text, index) => {
+    const row = rows[index]
+    if (row) text.append(Object.assign(document.createElementNS('http://www.w3.org/2000/svg', 'title'), { textContent: row.label }))
+  })
+  return chart
+}
+
+/** The first TOP_ROWS rows and, unless all are asked for, one row for the rest made by `rest`. */
+function topRows<T>(rows: T[], shown: RowsShown, rest: (others: T[]) => T): T[] {
+  if (shown.all || rows.length <= TOP_ROWS + 1) return rows
+  return [...rows.slice(0, TOP_ROWS), rest(rows.slice(TOP_ROWS))]
+}
+
+const total = (counts: readonly number[]) => counts.reduce((a, b) => a + b, 0)
+const byTotal = <T extends QueuePlace & { counts: number[] }>(a: T, b: T) => total(b.counts) - total(a.counts) || a.location.localeCompare(b.location) || a.queue.localeCompare(b.queue)
+const others = (count: number, what: string) => ({ location: '', queue: `Other ${count} ${what}` })
+const summed = (rows: { counts: number[] }[]) => rows[0]!.counts.map((_, i) => total(rows.map((row) => row.counts[i]!)))
+
+/** The sentence that says in which order a chart of many rows draws them, and how many. */
+export function orderSaid(id: ChartId, numbers: ChartNumbers, shown: RowsShown): string | null {
+  const count = id === 'wait' ? numbers.waits.length : id === 'outcome' ? numbers.outcomes.length : id === 'per-location' ? numbers.locations.length : 0
+  if (count < 2) return null
+  const order = { wait: 'Longest median wait first', outcome: 'Most ended tickets first', 'per-location': 'Most tickets first' }[id as 'wait']
+  const what = id === 'per-location' ? 'locations' : 'queues'
+  if (shown.all || count <= TOP_ROWS + 1) return `${order}; all ${count} ${what}. The table lists them by name.`
+  return `${order}; the first ${TOP_ROWS} of ${count} ${what}, the other ${count - TOP_ROWS} together as one bar. The table lists them all by name.`
+}
+
+function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: PartialDay | null, shown: RowsShown = { all: false }): Element | null {
   switch (id) {
     case 'per-day':
       return statusBars(numbers.days.map(({ day, counts }) => ({ label: day, counts })), width, (day) => day.slice(5), partial?.day ?? null)
@@ -113,49 +171,38 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: P
       const partialWeek = partial ? (weeks.at(-1)?.[0] ?? null) : null
       return statusBars(weeks.map(([monday, , ...counts]) => ({ label: monday!, counts: counts.slice(0, -1).map(Number) })), width, (day) => day.slice(5), partialWeek)
     }
+    case 'per-location': {
+      if (numbers.locations.length === 0) return null
+      const places = topRows(numbers.locations.map(({ location, counts }) => ({ location: '', queue: location, counts })).sort(byTotal), shown, (rest) => ({ ...others(rest.length, 'locations'), counts: summed(rest) }))
+      const rows = places.map((place) => ({ ...place, label: place.queue }))
+      const data = rows.flatMap((row, index) => TICKET_STATUSES.map((status, i) => ({ index, label: row.label, status: STATUS_WORDS[status], count: row.counts[i]! })).filter((d) => d.count > 0))
+      return rowsPlot(rows, width, 30, 70, { label: 'Tickets', tickFormat: grouped }, [
+        Plot.barX(data, { className: 'bars', y: 'index', x: 'count', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.count.toLocaleString('en-US')}` }),
+        Plot.ruleX([0]),
+        // The last tick label (100,000) is centred on the axis's end: half of it beyond.
+      ], { domain: TICKET_STATUSES.map((status) => STATUS_WORDS[status]), range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]), legend: true }, Math.max(24, Math.ceil(valueMargin(Math.max(...rows.map((row) => total(row.counts)))) / 2)))
+    }
     case 'wait': {
       if (numbers.waits.length === 0) return null
-      const rows = numbers.waits.map((row, index) => ({ ...row, index, label: placeLabel(row), median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 }))
-      const { marginLeft, rowHeight, tickFormat } = queueLabels(rows, width)
-      return Plot.plot({
-        width,
-        style: FONT,
-        height: X_AXIS.marginBottom + 10 + rows.length * Math.max(34, rowHeight),
-        marginLeft,
-        marginRight: 24,
-        marginTop: 10,
-        marginBottom: X_AXIS.marginBottom,
-        x: { label: 'Minutes', grid: true, labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset, ticks: Math.max(2, Math.floor((width - marginLeft) / 60)) },
-        y: { label: null, domain: rows.map((row) => row.index), tickFormat },
-        marks: [
-          Plot.barX(rows, { y: 'index', x: 'p90', fill: '#56b4e9', title: (d: (typeof rows)[number]) => `${d.label}: 90th percentile ${d.p90.toFixed(1)} min` }),
-          Plot.barX(rows, { y: 'index', x: 'median', fill: '#0072b2', insetTop: 8, insetBottom: 8, title: (d: (typeof rows)[number]) => `${d.label}: median ${d.median.toFixed(1)} min` }),
-          Plot.ruleX([0]),
-        ],
-      })
+      const other = numbers.otherWaits
+      const places = topRows([...numbers.waits].sort(byLongestMedian), shown, () => ({ ...others(other!.queues, 'queues'), ...other! }))
+      const rows = places.map((row) => ({ ...row, label: placeLabel(row), median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 })).map((row, index) => ({ ...row, index }))
+      return rowsPlot(rows, width, 34, 60, { label: 'Minutes' }, [
+        Plot.barX(rows, { className: 'bars', y: 'index', x: 'p90', fill: '#56b4e9', title: (d: (typeof rows)[number]) => `${d.label}: 90th percentile ${d.p90.toFixed(1)} min` }),
+        Plot.barX(rows, { className: 'bars', y: 'index', x: 'median', fill: '#0072b2', insetTop: 8, insetBottom: 8, title: (d: (typeof rows)[number]) => `${d.label}: median ${d.median.toFixed(1)} min` }),
+        Plot.ruleX([0]),
+      ])
     }
     case 'arrivals':
       return arrivalsCharts(numbers, width)
     case 'outcome': {
       if (numbers.outcomes.length === 0) return null
-      const { marginLeft, rowHeight, tickFormat } = queueLabels(numbers.outcomes, width)
-      const data = numbers.outcomes.flatMap((place, index) => {
-        const total = place.counts.reduce((a, b) => a + b, 0)
-        return OUTCOMES.map((status, i) => ({ index, label: placeLabel(place), status: STATUS_WORDS[status], share: (100 * place.counts[i]!) / total }))
-      })
-      return Plot.plot({
-        width,
-        style: FONT,
-        height: X_AXIS.marginBottom + 10 + numbers.outcomes.length * Math.max(30, rowHeight),
-        marginLeft,
-        marginRight: 24,
-        marginTop: 10,
-        marginBottom: X_AXIS.marginBottom,
-        color: { domain: OUTCOMES.map((status) => STATUS_WORDS[status]), range: OUTCOMES.map((status) => STATUS_COLOURS[status]), legend: true },
-        x: { label: 'Share of ended tickets (%)', domain: [0, 100], grid: true, labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset, ticks: Math.max(2, Math.floor((width - marginLeft) / 50)) },
-        y: { label: null, domain: numbers.outcomes.map((_, index) => index), tickFormat },
-        marks: [Plot.barX(data, { y: 'index', x: 'share', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.share.toFixed(1)}%` })],
-      })
+      const places = topRows([...numbers.outcomes].sort(byTotal), shown, (rest) => ({ ...others(rest.length, 'queues'), counts: summed(rest) }))
+      const rows = places.map((place) => ({ ...place, label: placeLabel(place) }))
+      const data = rows.flatMap((place, index) => OUTCOMES.map((status, i) => ({ index, label: place.label, status: STATUS_WORDS[status], share: (100 * place.counts[i]!) / total(place.counts) })))
+      return rowsPlot(rows, width, 30, 50, { label: 'Share of ended tickets (%)', domain: [0, 100] }, [
+        Plot.barX(data, { className: 'bars', y: 'index', x: 'share', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.share.toFixed(1)}%` }),
+      ], { domain: OUTCOMES.map((status) => STATUS_WORDS[status]), range: OUTCOMES.map((status) => STATUS_COLOURS[status]), legend: true })
     }
   }
 }
@@ -280,8 +327,30 @@ function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, h
     parts.push(element('p', { className: 'partial' }, `${what} and is not over: its bar (drawn lighter) counts the tickets until ${partial.until}, not a whole day.`))
     table.rowNotes = new Map([[last, table.id === 'per-day' ? 'today, so far' : 'holds today, so far']])
   }
-  const chart = drawChart(table.id, numbers, width, partial)
-  if (chart) parts.push(asOneImage(chart, `${table.title}: ${DESCRIPTIONS[table.id]} The numbers are in the table below.`))
+  const shown: RowsShown = { all: false }
+  const picture = element('div')
+  const drawPicture = () => {
+    const chart = drawChart(table.id, numbers, width, partial, shown)
+    picture.replaceChildren(...(chart ? [asOneImage(chart, `${table.title}: ${DESCRIPTIONS[table.id]} The numbers are in the table below.`)] : []))
+    order.textContent = orderSaid(table.id, numbers, shown) ?? ''
+  }
+  const order = element('p', { className: 'hint order' })
+  drawPicture()
+  if (order.textContent) parts.push(order)
+  parts.push(picture)
+  const rowCount = table.id === 'per-location' ? numbers.locations.length : table.rows.length
+  if ((table.id === 'wait' || table.id === 'outcome' || table.id === 'per-location') && rowCount > TOP_ROWS + 1) {
+    // Redraws the picture only: the button keeps the focus, and says what the next press does.
+    const what = table.id === 'per-location' ? 'locations' : 'queues'
+    const toggle = element('button', { type: 'button', className: 'secondary show-all' }, `Show all ${rowCount} ${what}`)
+    toggle.setAttribute('aria-describedby', headingId)
+    toggle.addEventListener('click', () => {
+      shown.all = !shown.all
+      toggle.textContent = shown.all ? `Show the first ${TOP_ROWS} only` : `Show all ${rowCount} ${what}`
+      drawPicture()
+    })
+    parts.push(element('p', {}, toggle))
+  }
   // The table scrolls sideways inside its box on a phone, so the box takes the keyboard focus.
   const wrap = element('div', { className: 'table-wrap', tabIndex: 0 }, numbersTable(table))
   wrap.setAttribute('role', 'region')
