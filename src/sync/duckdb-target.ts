@@ -5,7 +5,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import type { Location } from '../contract/schemas.ts'
 import { spoolCsvInChunks } from './csv-chunks.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
-import { noRows, STRUCTURE_COLUMNS, structureRows, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
+import { checkZonesKnown, noRows, STRUCTURE_COLUMNS, structureRows, zonesOf, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
 import { commentStatements, ticketDetailsView } from './mirror-catalog.ts'
 
 /**
@@ -34,6 +34,7 @@ const SCHEMA = `
   ALTER TABLE locations ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
   ALTER TABLE queues ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
   ALTER TABLE tickets ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
+  ALTER TABLE locations ADD COLUMN IF NOT EXISTS time_zone VARCHAR;
   CREATE TABLE IF NOT EXISTS _sync_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     base_url VARCHAR NOT NULL,
@@ -44,7 +45,7 @@ const SCHEMA = `
     last_run JSON
   );
   ALTER TABLE _sync_state ADD COLUMN IF NOT EXISTS reconcile_from TIMESTAMPTZ;
-  ${ticketDetailsView((table) => table, (from, to) => `CAST((epoch_ms(${to}) - epoch_ms(${from})) * 0.001 AS DECIMAL(18, 3))`)};
+  ${ticketDetailsView((table) => table, (from, to) => `CAST((epoch_ms(${to}) - epoch_ms(${from})) * 0.001 AS DECIMAL(18, 3))`, (instant, zone) => `timezone(${zone}, ${instant})`)};
   ${commentStatements((table) => table).join(';\n  ')};
 `
 
@@ -250,6 +251,11 @@ export class DuckDbTarget implements SyncTarget {
 
   async upsertStructure(locations: readonly Location[], deleteAbsent: boolean): Promise<{ locations: RowCount; queues: RowCount }> {
     const rows = structureRows(locations)
+    const zones = zonesOf(locations)
+    if (zones.length > 0) {
+      const known = await this.db.runAndReadAll(`SELECT name FROM pg_timezone_names() WHERE name IN (${zones.map((_, i) => `$z${i}`).join(', ')})`, Object.fromEntries(zones.map((z, i) => [`z${i}`, z])))
+      checkZonesKnown(locations, new Set(known.getRowsJS().map((row) => String(row[0]))), 'DuckDB')
+    }
     return this.transaction(async () => ({
       // Queues first: a location deleted here takes no queue's row with it, each table counts its own.
       queues: await this.upsertRows('queues', STRUCTURE_COLUMNS.queues, rows.queues, deleteAbsent),
@@ -258,9 +264,9 @@ export class DuckDbTarget implements SyncTarget {
   }
 
   /** Inserts new rows, updates those that differ (a new `_synced_at`), leaves the same ones be; with `deleteAbsent`, deletes the rest. */
-  private async upsertRows(table: 'locations' | 'queues', columns: readonly string[], rows: string[][], deleteAbsent: boolean): Promise<RowCount> {
+  private async upsertRows(table: 'locations' | 'queues', columns: readonly string[], rows: (string | null)[][], deleteAbsent: boolean): Promise<RowCount> {
     const count = noRows()
-    const values = (row: string[]) => Object.fromEntries(row.map((v, i) => [`p${i}`, v]))
+    const values = (row: (string | null)[]) => Object.fromEntries(row.map((v, i) => [`p${i}`, v]))
     for (const row of rows) {
       const existing = (await this.db.runAndReadAll(`SELECT ${columns.join(', ')} FROM ${table} WHERE id = $id`, { id: row[0]! })).getRowsJS()[0]
       if (!existing) {

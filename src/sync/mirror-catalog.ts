@@ -18,6 +18,7 @@ export const MIRROR_COMMENTS: Record<string, { table: string; columns: Record<st
       name: 'Display name.',
       slug: 'URL-style short name.',
       _synced_at: SYNCED_AT,
+      time_zone: "The location's IANA time zone (timeZone of GET /v1/queues); NULL when none is recorded. ticket_details gives local times in it.",
     },
   },
   queues: {
@@ -64,16 +65,28 @@ export const MIRROR_COMMENTS: Record<string, { table: string; columns: Record<st
   },
 }
 
+/** Also the mark of the view's shape: a mirror whose view has another comment is brought up to date (postgres-target.ts). */
 export const TICKET_DETAILS_COMMENT =
-  'Each ticket with its location_name and queue_name, wait_seconds (called_at - created_at) and service_seconds (completed_at - called_at); NULL where a time is missing.'
+  "Each ticket with its location_name and queue_name, wait_seconds (called_at - created_at) and service_seconds (completed_at - called_at), NULL where a time is missing; created_local and created_local_day, created_at in the location's own time zone (NULL where the location has none)."
 
-/** The view `ticket_details`; `qualify` names a table of the mirror, `secondsBetween` the engine's difference of two timestamps in seconds, exact to the millisecond (DECIMAL(18,3) in both engines). */
-export function ticketDetailsView(qualify: (table: string) => string, secondsBetween: (from: string, to: string) => string): string {
+/**
+ * The view `ticket_details`; `qualify` names a table of the mirror, `secondsBetween` the engine's
+ * difference of two timestamps in seconds, exact to the millisecond (DECIMAL(18,3) in both
+ * engines), `localTime` an instant's wall-clock time in a zone named by a column (NULL for a NULL zone).
+ */
+export function ticketDetailsView(
+  qualify: (table: string) => string,
+  secondsBetween: (from: string, to: string) => string,
+  localTime: (instant: string, zone: string) => string,
+): string {
   return `CREATE OR REPLACE VIEW ${qualify('ticket_details')} AS
     SELECT ${columnList('t')}, t._synced_at,
            l.name AS location_name, q.name AS queue_name,
            ${secondsBetween('t.created_at', 't.called_at')} AS wait_seconds,
-           ${secondsBetween('t.called_at', 't.completed_at')} AS service_seconds
+           ${secondsBetween('t.called_at', 't.completed_at')} AS service_seconds,
+           l.time_zone AS location_time_zone,
+           ${localTime('t.created_at', 'l.time_zone')} AS created_local,
+           CAST(${localTime('t.created_at', 'l.time_zone')} AS DATE) AS created_local_day
       FROM ${qualify('tickets')} t
       LEFT JOIN ${qualify('locations')} l ON l.id = t.location_id
       LEFT JOIN ${qualify('queues')} q ON q.id = t.queue_id`
@@ -86,6 +99,9 @@ export const TICKET_DETAILS_COLUMN_COMMENTS: Record<string, string> = {
   queue_name: 'The name of the ticket\'s queue (queues.name); names repeat across locations: group by queue_id.',
   wait_seconds: 'Seconds from created_at to called_at, exact to the millisecond; NULL when the ticket was not called.',
   service_seconds: 'Seconds from called_at to completed_at, exact to the millisecond; NULL when either is missing.',
+  location_time_zone: "The location's IANA time zone (locations.time_zone); NULL when none is recorded.",
+  created_local: "created_at as the location's clock showed it (a timestamp without zone, in location_time_zone); NULL when the location has no zone: choose one, e.g. created_at AT TIME ZONE 'Europe/Zurich'.",
+  created_local_day: "The location's own calendar day of created_at (the date of created_local): group by it for days as each location lived them; NULL when the location has no zone.",
 }
 
 /** `COMMENT ON` statements for every table, column and the view and its columns. */

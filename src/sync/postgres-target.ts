@@ -2,7 +2,7 @@ import { SQL, type ReservedSQL } from 'bun'
 import type { Location } from '../contract/schemas.ts'
 import { tlsOption, type PostgresLocation } from './postgres-location.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
-import { LockTimeoutError, noRows, STRUCTURE_COLUMNS, structureRows, SyncInputError, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
+import { checkZonesKnown, LockTimeoutError, noRows, STRUCTURE_COLUMNS, structureRows, SyncInputError, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad, zonesOf } from './target.ts'
 import { commentStatements, TICKET_DETAILS_COMMENT, ticketDetailsView } from './mirror-catalog.ts'
 
 /**
@@ -109,8 +109,9 @@ export class PostgresTarget implements SyncTarget {
         ALTER TABLE ${s}.locations ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
         ALTER TABLE ${s}.queues ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
         ALTER TABLE ${s}.tickets ADD COLUMN IF NOT EXISTS ${SYNCED_AT_DDL};
+        ALTER TABLE ${s}.locations ADD COLUMN IF NOT EXISTS time_zone TEXT;
         DROP VIEW IF EXISTS ${s}.ticket_details;
-        ${ticketDetailsView((table) => `${s}.${table}`, (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))::numeric(18, 3)`)};
+        ${ticketDetailsView((table) => `${s}.${table}`, (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))::numeric(18, 3)`, (instant, zone) => `(${instant} AT TIME ZONE ${zone})`)};
         ${commentStatements((table) => `${s}.${table}`).join(';\n')};`).simple()
     }))
     if (location.grantTo) await withLockTimeout(reserved, location, lockTimeoutSeconds, () => briefLocks(reserved, lockTimeoutSeconds, (tx) => grantReadAccess(tx, s, location.grantTo!)))
@@ -226,9 +227,14 @@ export class PostgresTarget implements SyncTarget {
   async upsertStructure(locations: readonly Location[], deleteAbsent: boolean): Promise<{ locations: RowCount; queues: RowCount }> {
     const structure = structureRows(locations)
     const s = `"${this.location.schema}"`
+    const zones = zonesOf(locations)
+    if (zones.length > 0) {
+      const known = (await this.guarded(() => this.sql.unsafe(`SELECT name FROM pg_timezone_names WHERE name IN (${zones.map((_, i) => `$${i + 1}`).join(', ')})`, zones))) as { name: string }[]
+      checkZonesKnown(locations, new Set(known.map((row) => row.name)), 'PostgreSQL')
+    }
     return this.guarded(() => this.sql.begin(async (tx) => {
       /** New rows inserted, rows that differ updated (a new `_synced_at`), the same ones left be; with `deleteAbsent`, the rest deleted. */
-      const upsert = async (table: 'locations' | 'queues', rows: string[][]): Promise<RowCount> => {
+      const upsert = async (table: 'locations' | 'queues', rows: (string | null)[][]): Promise<RowCount> => {
         const columns = STRUCTURE_COLUMNS[table]
         const count = noRows()
         for (const row of rows) {

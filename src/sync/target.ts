@@ -84,16 +84,34 @@ export const noRows = (): RowCount => ({ inserted: 0, updated: 0, deleted: 0 })
 
 /** The columns of the `locations` and `queues` tables that hold what /v1/queues lists (id first). */
 export const STRUCTURE_COLUMNS = {
-  locations: ['id', 'name', 'slug'],
+  locations: ['id', 'name', 'slug', 'time_zone'],
   queues: ['id', 'location_id', 'name', 'slug', 'status'],
 } as const
 
 /** The rows of the `locations` and `queues` tables, in STRUCTURE_COLUMNS' order, from /v1/queues. */
-export function structureRows(locations: readonly Location[]): { locations: string[][]; queues: string[][] } {
+export function structureRows(locations: readonly Location[]): { locations: (string | null)[][]; queues: string[][] } {
   return {
-    locations: locations.map((l) => [l.id, l.name, l.slug]),
+    // A server of an earlier release serves no timeZone: none is known.
+    locations: locations.map((l) => [l.id, l.name, l.slug, l.timeZone ?? null]),
     queues: locations.flatMap((l) => l.queues.map((q) => [q.id, l.id, q.name, q.slug, q.status])),
   }
+}
+
+/**
+ * The zones of `locations` the engine does not know (its zone database older than the API's):
+ * ticket_details could not compute their local times, and every query of it would fail, so the
+ * run stops before writing, naming the zone and the location.
+ */
+export function checkZonesKnown(locations: readonly Location[], known: ReadonlySet<string>, engine: string): void {
+  const unknown = locations.find((l) => l.timeZone && !known.has(l.timeZone))
+  if (unknown) {
+    throw new Error(`${engine} does not know the time zone '${unknown.timeZone}' of location ${unknown.id}: its zone database is older than the API's; update it (for DuckDB, a newer release of this program) and run sync again`)
+  }
+}
+
+/** The distinct zones of the locations, for the engine to look up. */
+export function zonesOf(locations: readonly Location[]): string[] {
+  return [...new Set(locations.flatMap((l) => (l.timeZone ? [l.timeZone] : [])))]
 }
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { startServer, openTenant, tempDataDir, type TestServer } from './harness.ts'
-import { writeStructure, writeBulkTickets, writeTickets } from './fixtures.ts'
+import { writeStructure, writeBulkTickets, writeLocationZones, writeTickets } from './fixtures.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { eventually } from './raw-http.ts'
 import { Client } from '../../src/client/index.ts'
@@ -299,6 +299,62 @@ export function syncTargetSuite(harness: TargetHarness) {
           { wait: '79.054', service: '1.001' },
           { wait: '60.000', service: null },
         ])
+      } finally {
+        await own.server.close()
+      }
+    })
+
+    test("each location's time zone: mirrored, and ticket_details gives created_local and created_local_day in it (a DST change, a day crossed, no zone NULL)", async () => {
+      const into = await harness.fresh('zones')
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        // The last change of Zürich's clocks before now: tickets half an hour either side of it.
+        const zurich = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Zurich', hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+        const offset = (ms: number) => Date.parse(zurich.format(ms).replace(', ', 'T') + 'Z') - ms
+        let change = Math.floor(NOW / 3_600_000) * 3_600_000
+        for (let i = 0; i < 24 * 400 && offset(change) === offset(change - 3_600_000); i++) change -= 3_600_000
+        const at = (ms: number) => new Date(ms).toISOString()
+        const db = openTenant(own.server.dataDir, own.orgId)
+        writeLocationZones(db, { loc_a: null, loc_a2: 'Asia/Calcutta', loc_b: 'Europe/Zurich' })
+        writeTickets(db, [
+          { id: 'z-before', number: 21, queueId: 'q_zh', locationId: 'loc_b', status: 'WAITING', createdAt: at(change - 1_800_000) },
+          { id: 'z-after', number: 22, queueId: 'q_zh', locationId: 'loc_b', status: 'WAITING', createdAt: at(change + 1_800_000) },
+          // 20:00 UTC is 01:30 the next day in Kolkata.
+          { id: 'z-kolkata', number: 23, queueId: 'q_a2', locationId: 'loc_a2', status: 'WAITING', createdAt: at(Math.floor(NOW / DAY) * DAY - 4 * 3_600_000) },
+          { id: 'z-none', number: 24, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: at(NOW - DAY) },
+        ])
+        db.close()
+        const since = new Date(change - 2 * DAY).toISOString()
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', since], env)).status).toBe(0)
+        expect(await harness.query(into, 'SELECT id, time_zone FROM locations ORDER BY id')).toEqual([
+          { id: 'loc_a', time_zone: null }, { id: 'loc_a2', time_zone: 'Asia/Kolkata' }, { id: 'loc_b', time_zone: 'Europe/Zurich' }, { id: 'loc_empty', time_zone: null },
+        ])
+        // What Intl says each ticket's local time is: an independent computation.
+        const local = (zone: string, iso: string) =>
+          new Intl.DateTimeFormat('en-CA', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).format(Date.parse(iso)).replace(', ', ' ')
+        const own4 = tenantTickets(own, Date.parse(since)).filter((t) => String(t.id).startsWith('z-'))
+        const expected = own4.map((t) => {
+          const zone = { loc_b: 'Europe/Zurich', loc_a2: 'Asia/Kolkata' }[String(t.location_id)]
+          const wall = zone ? local(zone, String(t.created_at)) : null
+          return { id: t.id, location_time_zone: zone ?? null, local: wall, day: wall?.slice(0, 10) ?? null }
+        })
+        const rows = await harness.query(
+          into,
+          `SELECT id, location_time_zone, CAST(created_local AS VARCHAR) AS local, CAST(created_local_day AS VARCHAR) AS day FROM ticket_details WHERE id LIKE 'z-%' ORDER BY id`,
+        )
+        expect(rows).toEqual(expected)
+        // The clocks did change between the two Zürich tickets: an hour apart in UTC, not in local time.
+        const [after, before] = rows.filter((r) => String(r.id).startsWith('z-a') || String(r.id).startsWith('z-b'))
+        expect(Math.abs(Date.parse(String(after!.local).replace(' ', 'T') + 'Z') - Date.parse(String(before!.local).replace(' ', 'T') + 'Z'))).not.toBe(3_600_000)
+        expect(rows.find((r) => r.id === 'z-kolkata')!.day).not.toBe(String(own4.find((t) => t.id === 'z-kolkata')!.created_at).slice(0, 10))
+
+        // A mirror of the previous shape (no time_zone, the view without local times) is brought up to date in place.
+        await harness.query(into, 'DROP VIEW ticket_details')
+        await harness.query(into, 'ALTER TABLE locations DROP COLUMN time_zone')
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into], env)).status).toBe(0)
+        expect(await harness.query(into, `SELECT id, location_time_zone, CAST(created_local AS VARCHAR) AS local, CAST(created_local_day AS VARCHAR) AS day FROM ticket_details WHERE id LIKE 'z-%' ORDER BY id`)).toEqual(expected)
+        const comments = await harness.comments(into)
+        for (const key of ['locations.time_zone', 'ticket_details.location_time_zone', 'ticket_details.created_local', 'ticket_details.created_local_day']) expect({ key, comment: comments[key] }).toEqual({ key, comment: expect.any(String) })
       } finally {
         await own.server.close()
       }

@@ -162,6 +162,22 @@ describe.skipIf(!available)('PostgreSQL target', () => {
       expect(server.psql('warehouse', type)).toBe('numeric(18,3)')
     })
 
+    test("a mirror of the release before locations' time zones (its view, its comment) gains time_zone and the local columns in place", async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'before_zones', '--since', since()])).status).toBe(0)
+      const previousComment = 'Each ticket with its location_name and queue_name, wait_seconds (called_at - created_at) and service_seconds (completed_at - called_at); NULL where a time is missing.'
+      server.psql('warehouse', `DROP VIEW before_zones.ticket_details; ALTER TABLE before_zones.locations DROP COLUMN time_zone;
+        CREATE VIEW before_zones.ticket_details AS SELECT t.*, l.name AS location_name, q.name AS queue_name,
+          EXTRACT(EPOCH FROM (t.called_at - t.created_at))::numeric(18, 3) AS wait_seconds, EXTRACT(EPOCH FROM (t.completed_at - t.called_at))::numeric(18, 3) AS service_seconds
+          FROM before_zones.tickets t LEFT JOIN before_zones.locations l ON l.id = t.location_id LEFT JOIN before_zones.queues q ON q.id = t.queue_id;
+        COMMENT ON VIEW before_zones.ticket_details IS '${previousComment}';
+        COMMENT ON COLUMN before_zones.ticket_details.wait_seconds IS 'Seconds from created_at to called_at.'`)
+      const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'before_zones'])
+      expect(run.stderr).toStartWith('mirror current')
+      expect(run.status).toBe(0)
+      expect(server.psql('warehouse', "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'before_zones' AND column_name IN ('time_zone', 'location_time_zone', 'created_local', 'created_local_day')")).toBe('4')
+      expect(server.psql('warehouse', "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'before_zones.ticket_details'::regclass AND attname = 'created_local'")).toBe('timestamp without time zone')
+    })
+
     test('a run that exits on bad input, or fails before its first window, leaves no schema behind', async () => {
       const schemaExists = (name: string) => server.psql('warehouse', `SELECT count(*) FROM pg_namespace WHERE nspname = '${name}'`)
       const badRole = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'fresh1', '--grant', 'nosuchrole'])
