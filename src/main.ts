@@ -38,10 +38,11 @@ const port =
         refuseToStart(error.message)
       })
 
-// A worker's parent checked it already; a replica's directory is never written, so it need not be writable.
-if (worker === undefined && !config.readOnly) {
+// A worker's parent checked it already; a replica's directory is never written, so it need not be
+// writable, but it is trusted only when it is ours as well (db/trusted-directory.ts).
+if (worker === undefined) {
   try {
-    ensureWritableDataDirectory(config.dataDir)
+    ensureWritableDataDirectory(config.dataDir, { readOnly: config.readOnly })
   } catch (error) {
     if (!(error instanceof DataDirectoryError)) throw error
     refuseToStart(error.message)
@@ -53,6 +54,8 @@ function openingDataDir<T>(open: () => T): T {
   try {
     return open()
   } catch (error) {
+    // A file that is not the service's own, found as it is opened (db/trusted-directory.ts).
+    if (error instanceof DataDirectoryError) refuseToStart(error.message)
     if (!(error instanceof ControlStoreError)) throw error
     refuseToStart(`data directory error: ${error.message}`)
   }

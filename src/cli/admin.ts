@@ -1,6 +1,7 @@
 import { ControlStore, ControlStoreError } from '../control/store.ts'
 import { ConfigError, loadConfig } from '../config/config.ts'
 import { DataDirectoryError, ensureWritableDataDirectory } from '../db/writable-data-directory.ts'
+import { becomeDataDirectoryOwner } from '../db/data-directory-owner.ts'
 import { runCommand } from './commands.ts'
 import { runReplicaCommand } from './replica.ts'
 import { USAGE } from './usage.ts'
@@ -44,6 +45,8 @@ export function runAdmin(argv: string[], io: AdminIo): number {
   }
   let store: ControlStore | undefined
   try {
+    // Checked before either kind of command: a replica's directory is trusted (and made private) alike.
+    ensureWritableDataDirectory(io.dataDir)
     const result = argv[0] === 'replica' ? runReplicaCommand(argv.slice(1), io) : runCommand(argv, { store: (store = openStore(io.dataDir)), now: io.now })
     io.out(result.wantsJson ? JSON.stringify(result.json) + '\n' : result.text.join('\n') + '\n')
     return result.status ?? 0
@@ -57,9 +60,8 @@ export function runAdmin(argv: string[], io: AdminIo): number {
   }
 }
 
-/** The control store of `dataDir`, after the check the server makes too: a directory this user cannot write is one line, not a stack trace. */
+/** The control store of `dataDir`, once checked as the server checks it (above): a directory this user cannot write is one line, not a stack trace. */
 function openStore(dataDir: string): ControlStore {
-  ensureWritableDataDirectory(dataDir)
   return new ControlStore(dataDir)
 }
 
@@ -70,6 +72,14 @@ export function runAdminProcess(argv: string[]): number {
     dataDir = loadConfig().dataDir
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
+    process.stderr.write(errorText('configuration', error.message, argv.includes('--json')))
+    return 2
+  }
+  try {
+    // Root runs admin as the directory's owner, the service (db/data-directory-owner.ts).
+    if (!argv.includes('--help')) becomeDataDirectoryOwner(dataDir)
+  } catch (error) {
+    if (!(error instanceof DataDirectoryError)) throw error
     process.stderr.write(errorText('configuration', error.message, argv.includes('--json')))
     return 2
   }

@@ -1,4 +1,5 @@
-import { Database } from 'bun:sqlite'
+import { constants, Database } from 'bun:sqlite'
+import { openOwnFile } from '../db/trusted-directory.ts'
 import { existsSync } from 'node:fs'
 import type { Organisation } from '../control/store.ts'
 import { schemaVersion } from '../db/migrator.ts'
@@ -15,7 +16,7 @@ import { UsageError } from './args.ts'
 export function checkTenantFile(dataDir: string, org: Organisation, limit: number) {
   const path = tenantFilePath(dataDir, org.id)
   if (!existsSync(path)) throw new UsageError(`organisation "${org.slug}" has no tenant file; \`admin migrate\` creates an empty one`)
-  const db = new Database(path, { readonly: true })
+  const db = openOwnFile(path, () => new Database(path, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_NOFOLLOW))
   try {
     db.exec('PRAGMA busy_timeout = 5000')
     const version = schemaVersion(db)

@@ -1,6 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { rmSync, statSync } from 'node:fs'
 import { schemaVersion } from '../db/migrator.ts'
+import { openOwnFile, UntrustedFileError } from '../db/trusted-directory.ts'
 
 /**
  * control.sqlite cannot be read right now (missing, corrupt, not a database): the request is
@@ -142,7 +143,8 @@ export class ControlFile<C extends OpenConnection> {
       this.connection = this.prepared(this.options.readOnly ? this.options.openCopy!() : this.openExisting())
       return this.connection
     } catch (error) {
-      if (isFileFailure(error) || this.options.isUnservable?.(error)) throw new ControlStoreUnavailableError()
+      // A link or another user's file put in its place is not served either (db/trusted-directory.ts).
+      if (isFileFailure(error) || error instanceof UntrustedFileError || this.options.isUnservable?.(error)) throw new ControlStoreUnavailableError()
       throw error
     }
   }
@@ -176,7 +178,7 @@ export class ControlFile<C extends OpenConnection> {
 
   /** Opens the file at the path, never creating one: an empty file is a copy still under way. */
   private openExisting(): Database {
-    const db = new Database(this.path, { readwrite: true, create: false, strict: true })
+    const db = openOwnFile(this.path, (path) => new Database(path, { readwrite: true, create: false, strict: true }))
     try {
       db.exec(`PRAGMA busy_timeout = ${this.options.busyTimeoutMs}`)
       if (schemaVersion(db) === 0) throw Object.assign(new Error('control.sqlite is empty'), { code: 'SQLITE_NOTADB' })

@@ -1,5 +1,6 @@
 import { Database } from 'bun:sqlite'
-import { closeSync, existsSync, mkdirSync, openSync, chmodSync, readSync, statSync } from 'node:fs'
+import { closeSync, constants, existsSync, mkdirSync, openSync, chmodSync, readSync, statSync } from 'node:fs'
+import { createPrivateFile, openOwnFile } from './trusted-directory.ts'
 
 /**
  * Files of the data directory hold organisation data and token hashes, so the directories are
@@ -13,13 +14,13 @@ export function ensurePrivateDirectory(path: string): void {
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o700)
 }
 
-/** Opens (creating 0600 if needed) a read-write SQLite file in WAL mode. */
+/**
+ * Opens (creating 0600 if needed) a read-write SQLite file in WAL mode: only the service's own
+ * file, never through a link (db/trusted-directory.ts). Throws UntrustedFileError.
+ */
 export function openWritableDatabase(path: string, busyTimeoutMs: number): Database {
-  if (!existsSync(path)) {
-    closeSync(openSync(path, 'a', 0o600))
-    chmodSync(path, 0o600)
-  }
-  const db = new Database(path, { readwrite: true, create: false, strict: true })
+  createPrivateFile(path)
+  const db = openOwnFile(path, () => new Database(path, { readwrite: true, create: false, strict: true }))
   db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
   db.exec('PRAGMA journal_mode = WAL')
   db.exec('PRAGMA synchronous = NORMAL')
@@ -37,14 +38,16 @@ export class ReadOnlyCopyError extends Error {}
  */
 export function openReadOnlyCopy(path: string): Database {
   if (!existsSync(path)) throw new ReadOnlyCopyError(`${path} does not exist`)
-  if (isWalModeFile(path)) throw new ReadOnlyCopyError(`${path} is in WAL mode, which cannot be read without writing beside it; restore it with admin replica restore`)
-  return new Database(path, { readonly: true, strict: true })
+  return openOwnFile(path, () => {
+    if (isWalModeFile(path)) throw new ReadOnlyCopyError(`${path} is in WAL mode, which cannot be read without writing beside it; restore it with admin replica restore`)
+    return new Database(path, { readonly: true, strict: true })
+  })
 }
 
 /** Bytes 18 and 19 of a SQLite header are 2 in WAL mode (1 in rollback mode). */
 function isWalModeFile(path: string): boolean {
   const header = Buffer.alloc(20)
-  const fd = openSync(path, 'r')
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW)
   try {
     return readSync(fd, header, 0, 20, 0) === 20 && header[18] === 2 && header[19] === 2
   } finally {

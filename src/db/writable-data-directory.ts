@@ -1,36 +1,30 @@
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs'
+import { accessSync, constants, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensurePrivateDirectory } from './files.ts'
+import { checkTrustedDataDirectory, DataDirectoryError, userName } from './trusted-directory.ts'
 
-/** The data directory cannot be used by this process's user: said in one line that names both. */
-export class DataDirectoryError extends Error {}
-
-/**
- * `user queue-api (uid 61234)`, or `uid 61234` for a uid without an entry in /etc/passwd. Read
- * from the file because Bun's os.userInfo() answers `unknown` for any user but the login's.
- */
-function currentUser(): string {
-  const uid = process.getuid?.()
-  let name: string | undefined
-  try {
-    name = readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':')).find((fields) => fields[2] === String(uid))?.[0]
-  } catch {
-    // no /etc/passwd (an image built FROM scratch without one)
-  }
-  return name ? `user ${name} (uid ${uid})` : `uid ${uid}`
-}
+export { DataDirectoryError } from './trusted-directory.ts'
 
 /**
- * Checked once at start, before anything is written: the data directory exists (made if need be),
- * is private (0700, which only its owner can set) and this user can write it and control.sqlite.
- * Otherwise the first write would fail deep inside start-up with a stack trace that names neither
- * the directory nor the user to give it to.
+ * Checked once at start, before anything is written: the data directory is ours and holds no
+ * link nor another user's file (db/trusted-directory.ts), exists (made if need be), is private
+ * (0700) and this user can write it and control.sqlite. Otherwise the first write would fail
+ * deep inside start-up with a stack trace that names neither the directory nor the user to give
+ * it to. `readOnly` (READ_ONLY=1, which writes nothing): the trust check alone.
  */
-export function ensureWritableDataDirectory(dataDir: string): void {
+export function ensureWritableDataDirectory(dataDir: string, options: { readOnly?: boolean } = {}): void {
   const fail = (problem: string, error: unknown): never => {
     const code = (error as NodeJS.ErrnoException).code ?? String(error)
-    throw new DataDirectoryError(`DATA_DIR ${dataDir} ${problem} by ${currentUser()} (${code}): make that user its owner (chown -R), or set DATA_DIR to a directory it owns`)
+    throw new DataDirectoryError(`DATA_DIR ${dataDir} ${problem} by ${userName()} (${code}): make that user its owner (chown -R), or set DATA_DIR to a directory it owns`)
   }
+  try {
+    checkTrustedDataDirectory(dataDir, { fix: !options.readOnly })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'EACCES' && code !== 'EPERM') throw error
+    fail('cannot be read', error)
+  }
+  if (options.readOnly) return
   try {
     ensurePrivateDirectory(dataDir)
   } catch (error) {

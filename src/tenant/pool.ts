@@ -1,9 +1,10 @@
-import { Database, SQLiteError, type Statement } from 'bun:sqlite'
-import { statSync } from 'node:fs'
+import { constants, Database, SQLiteError, type Statement } from 'bun:sqlite'
+import { lstatSync } from 'node:fs'
 import { LRUCache } from 'lru-cache'
 import type { Logger } from '../logger.ts'
 import { schemaVersion } from '../db/migrator.ts'
 import { openReadOnlyCopy } from '../db/files.ts'
+import { openOwnFile, UntrustedFileError } from '../db/trusted-directory.ts'
 import { TICKET_FIELDS } from '../contract/vocabulary.ts'
 import { tickets } from './schema.ts'
 import { hasContractTriggers, isServableTenantVersion } from './migrations.ts'
@@ -136,10 +137,17 @@ export class TenantPool {
     const shared = this.openHandle(organisationId, requestId)
     let handle: TenantHandle
     try {
-      handle = new TenantHandle(organisationId, openReadOnly(tenantFilePath(this.options.dataDir, organisationId), this.options.readOnly), shared.fileIdentity)
+      const path = tenantFilePath(this.options.dataDir, organisationId)
+      const db = openReadOnly(path, this.options.readOnly)
+      // The file checked for the shared handle, not one put in its place since.
+      if (fileIdentity(path) !== shared.fileIdentity) {
+        db.close(false)
+        throw new UntrustedFileError(path, 'was replaced while it was being opened')
+      }
+      handle = new TenantHandle(organisationId, db, shared.fileIdentity)
       this.options.onOpen?.()
     } catch (error) {
-      throw this.unavailable(organisationId, describeFileFailure(error), requestId)
+      throw this.unavailable(organisationId, openFailure(error), requestId)
     }
     // Never cached: retired from the start, so the last release closes it.
     handle.retired = true
@@ -207,10 +215,16 @@ export class TenantPool {
 
     let handle: TenantHandle
     try {
-      handle = new TenantHandle(organisationId, openReadOnly(path, this.options.readOnly), identity)
+      // Only the service's own file, never through a link, and the one whose identity is kept.
+      const db = openReadOnly(path, this.options.readOnly)
+      if (fileIdentity(path) !== identity) {
+        db.close(false)
+        throw new UntrustedFileError(path, 'was replaced while it was being opened')
+      }
+      handle = new TenantHandle(organisationId, db, identity)
       this.options.onOpen?.()
     } catch (error) {
-      throw this.unavailable(organisationId, describeFileFailure(error), requestId)
+      throw this.unavailable(organisationId, openFailure(error), requestId)
     }
     this.ensureServable(handle, () => handle.close(), requestId)
     this.cache.set(organisationId, handle)
@@ -263,8 +277,21 @@ const SCHEMA_PROBE = `SELECT
   (SELECT count(*) FROM (SELECT id, location_id, name, slug, status FROM queues LIMIT 1)),
   (SELECT count(*) FROM (SELECT ${TICKET_FIELDS.map((field) => tickets[field].name).join(', ')} FROM tickets LIMIT 1))`
 
+/**
+ * A tenant file that is not the service's own (db/trusted-directory.ts): 503 like an unreadable
+ * one, logged without its path. Never followed: another organisation's file linked in its place
+ * would serve that organisation's data.
+ */
+function openFailure(error: unknown): { kind: TenantFailureKind; reason: string } {
+  if (error instanceof UntrustedFileError) return { kind: 'unreadable', reason: `tenant file ${error.problem}` }
+  return describeFileFailure(error)
+}
+
+/** SQLite refuses a link itself too (SQLITE_CANTOPEN_SYMLINK), in the path or for its -wal and -shm. */
+const READ_ONLY_NO_LINK = constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_NOFOLLOW
+
 function openReadOnly(path: string, copyOnly = false): Database {
-  const db = copyOnly ? openReadOnlyCopy(path) : new Database(path, { readonly: true })
+  const db = copyOnly ? openReadOnlyCopy(path) : openOwnFile(path, () => new Database(path, READ_ONLY_NO_LINK))
   try {
     // A reader waits briefly for WAL recovery by a writer, never long: this blocks the event loop.
     db.exec('PRAGMA busy_timeout = 250')
@@ -275,9 +302,9 @@ function openReadOnly(path: string, copyOnly = false): Database {
   }
 }
 
-/** dev:inode of the file, or null when it does not exist. */
+/** dev:inode of what lies at the path (a link's own, not its target's), or null when nothing does. */
 function fileIdentity(path: string): string | null {
-  const stat = statSync(path, { throwIfNoEntry: false })
+  const stat = lstatSync(path, { throwIfNoEntry: false })
   return stat ? `${stat.dev}:${stat.ino}` : null
 }
 

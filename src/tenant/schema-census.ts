@@ -1,8 +1,9 @@
-import { Database } from 'bun:sqlite'
+import { constants, Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import type { Logger } from '../logger.ts'
 import { schemaVersion } from '../db/migrator.ts'
 import { openReadOnlyCopy } from '../db/files.ts'
+import { openOwnFile } from '../db/trusted-directory.ts'
 import { TENANT_SCHEMA_VERSION } from './migrations.ts'
 import { tenantFilePath } from './paths.ts'
 
@@ -47,7 +48,7 @@ export function takeSchemaCensus(dataDir: string, organisations: readonly { id: 
 function versionOf(path: string, readOnly: boolean): number | undefined {
   if (!existsSync(path)) return undefined
   try {
-    const db = readOnly ? openReadOnlyCopy(path) : new Database(path, { readonly: true })
+    const db = readOnly ? openReadOnlyCopy(path) : openOwnFile(path, () => new Database(path, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_NOFOLLOW))
     try {
       return schemaVersion(db)
     } finally {

@@ -14,7 +14,7 @@ const ROOT = join(import.meta.dir, '../..')
 const isRoot = process.getuid?.() === 0
 
 describe('the admin CLI as a process', () => {
-  test.if(isRoot)("a data directory its user cannot make private: one line naming it and the user, exit 2 (also with --json)", () => {
+  test.if(isRoot)("a data directory of another user: one line naming it, its owner and the user, exit 2 (also with --json)", () => {
     const temp = tempDataDir()
     try {
       const dir = join(temp.dir, 'root-owned')
@@ -30,7 +30,7 @@ describe('the admin CLI as a process', () => {
         // With --json the one line is a JSON document, on standard error as without it.
         const said = run.stderr.toString()
         expect(said.trim().split('\n')).toHaveLength(1)
-        expect(said).toContain(`DATA_DIR ${dir} cannot be made private (mode 0700) by user nobody (uid 65534) (EPERM)`)
+        expect(said).toContain(`DATA_DIR ${dir} belongs to user root (uid 0), not to user nobody (uid 65534) running this: `)
         if (json) expect(JSON.parse(said)).toMatchObject({ error: 'configuration' })
       }
     } finally {
