@@ -10,7 +10,7 @@ import { writeStructure, writeTickets, standardTickets } from '../support/fixtur
 import { runServerProcessToExit, startServerProcess } from '../support/server-process.ts'
 
 /**
- * The data directory is trusted only when it is ours (docs/operations.md#the-data-directory):
+ * The data directory is trusted only when it is ours (docs/operations.md#trusted-only-when-it-is-ours):
  * the attacks of a local user who could plant files in it, or links, each refused with one line
  * and exit 2 at start and by admin, and as 503 for a tenant file met later. The planting is done
  * as `nobody` (setpriv), the way another local account would; root's admin becomes the owner of
