@@ -114,7 +114,7 @@ export function createApp(deps: AppDeps): App {
     routes: [
       ...systemRoutes({ store, limitsReady: () => gate.limitsReady() }),
       ...webRoutes({ ratePerMinute: config.rateLimitPerMinute, demoPerDay: config.demoDailyQuota }),
-      { path: '/v1/queues', admitted: queuesHandler(pool) },
+      { path: '/v1/queues', admitted: queuesHandler(pool, changes) },
       { path: '/v1/tickets', admitted: ticketsHandler(pool, tickets, cursors, changes) },
       {
         path: '/v1/exports/tickets.csv',

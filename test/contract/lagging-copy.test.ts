@@ -91,9 +91,9 @@ describe('a copy that lags', () => {
     expect((await lagging.get(`/v1/tickets?${RANGE}&cursor=${encodeURIComponent(own.page.nextCursor)}`, apiToken)).status).toBe(200)
   })
 
-  test('X-Changes-Floor: a page or an export of a copy behind the token a loader holds is 503 copy_behind; at or past it, served; a header that is no token of ours is 400', async () => {
+  test('X-Changes-Floor on every /v1 route: a page, an export or the places of a copy behind the token a loader holds is 503 copy_behind; at or past it, served; a header that is no token of ours is 400', async () => {
     const { token } = await firstPage(fresh)
-    for (const path of [`/v1/tickets?${RANGE}`, `/v1/exports/tickets.csv?${RANGE}`]) {
+    for (const path of [`/v1/tickets?${RANGE}`, `/v1/exports/tickets.csv?${RANGE}`, '/v1/queues']) {
       await expectCopyBehind(await lagging.get(path, apiToken, { 'X-Changes-Floor': token }))
       expect((await fresh.get(path, apiToken, { 'X-Changes-Floor': token })).status).toBe(200)
       const own = (await firstPage(lagging)).token
