@@ -1,5 +1,5 @@
 import type { LogLevel } from './config/config.ts'
-import { redactTokens } from './auth/token-shape.ts'
+import { lineMayHoldSecret, redactTokens } from './auth/token-shape.ts'
 
 /**
  * Structured logger: one JSON object per line. Never give it a token, a hash or a file path; a
@@ -28,9 +28,10 @@ export function createLogger(level: LogLevel, write: (line: string, level: LogLe
     const record = { time: new Date().toISOString(), level: lvl, ...every, event, ...fields }
     let line = JSON.stringify(record)
     // Text a client chose (a path, a query, a header, an error message quoting them) can hold a
-    // token. Checking the finished line is cheap; only a line that may hold one is written again
-    // with every string field redacted (auth/token-shape.ts), after percent-decoding.
-    if (MAY_HOLD_TOKEN.test(line)) line = JSON.stringify(record, (_key, value: unknown) => (typeof value === 'string' ? redactTokens(value) : value))
+    // token, or its secret part after another prefix or none. Checking the finished line is cheap;
+    // only a line that may hold one is written again with every string field redacted
+    // (auth/token-shape.ts), after percent-decoding.
+    if (MAY_HOLD_TOKEN.test(line) || lineMayHoldSecret(line)) line = JSON.stringify(record, (_key, value: unknown) => (typeof value === 'string' ? redactTokens(value) : value))
     write(line + '\n', lvl)
   }
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') }

@@ -48,6 +48,15 @@ export function isWellFormedToken(token: string): boolean {
   return checksum(body) === token.slice(TOKEN_LENGTH - CHECKSUM_LENGTH)
 }
 
+/**
+ * True when `text` (38 characters) is a token's secret part: its random characters and their
+ * checksum, which covers the prefix. Found so without the prefix, or after a mistyped one
+ * (`svc-`, `svc__`): a chance of one in 62^6 for text that is no token's.
+ */
+export function isTokenSecret(text: string): boolean {
+  return text.length === RANDOM_LENGTH + CHECKSUM_LENGTH && checksum(TOKEN_PREFIX + text.slice(0, RANDOM_LENGTH)) === text.slice(RANDOM_LENGTH)
+}
+
 /** SHA-256 of the whole token, hex: the only form a token is stored in. */
 export function hashToken(token: string): string {
   return new Bun.CryptoHasher('sha256').update(token).digest('hex')

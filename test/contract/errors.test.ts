@@ -43,6 +43,13 @@ describe('routing and error bodies', () => {
     expect(echoed.headers.get('x-request-id')).toBe('loader-run-42')
     const replaced = await server.get('/healthz', null, { 'X-Request-Id': '<script>' + 'x'.repeat(100) })
     expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    // A token's secret part, whatever its prefix, is neither echoed nor logged.
+    const secret = token.slice(4)
+    for (const id of [`svc-${secret}`, `svc__${secret}`, secret, `run.${secret}`]) {
+      const answer = await server.get('/v1/queues', token, { 'X-Request-Id': id })
+      expect({ id, echoed: answer.headers.get('x-request-id') }).toEqual({ id, echoed: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+    }
+    expect(server.logger.lines.join('\n')).not.toContain(secret.slice(0, 12))
   })
 
   test("a short Host header (a proxy's 'Host: api') still routes", async () => {

@@ -20,6 +20,27 @@ describe('token-shaped text', () => {
     }
   })
 
+  test('the secret part is found without its prefix: after svc-, svc__, glued to svc, bare, escaped; a 38-character run that is no secret is not', () => {
+    for (const [text, redacted] of <[string, string][]>[
+      [`svc-${secret}`, 'svc-[redacted]'],
+      [`svc__${secret}`, 'svc__[redacted]'],
+      [`SVC${secret}`, 'SVC[redacted]'],
+      [secret, '[redacted]'],
+      [`id=${escapeAll(secret)}&x=1`, 'id=[redacted]&x=1'],
+      [`${secret}.${secret}`, '[redacted].[redacted]'],
+    ]) {
+      expect({ text, found: containsTokenShape(text) }).toEqual({ text, found: true })
+      expect(redactTokens(text)).toBe(redacted)
+    }
+    const other = generateToken().slice(4)
+    // The same characters with the checksum off by one: no secret of ours.
+    const near = secret.slice(0, 37) + (secret.endsWith('a') ? 'b' : 'a')
+    for (const text of [near, 'a'.repeat(38), '0123456789abcdef'.repeat(4), `${other.slice(0, 20)}-${other.slice(20)}`]) {
+      expect({ text, found: containsTokenShape(text) }).toEqual({ text, found: false })
+      expect(redactTokens(text)).toBe(text)
+    }
+  })
+
   test('each token-shaped run becomes svc_[redacted]; the text around it stays', () => {
     expect(redactTokens(`a=${token}&b=svc%5F${secret}&c=1`)).toBe('a=svc_[redacted]&b=svc_[redacted]&c=1')
     expect(redactTokens(`/v1/queues/${token}`)).toBe('/v1/queues/svc_[redacted]')
@@ -36,5 +57,14 @@ describe('the logger', () => {
     expect(first.error.message).toBe('bad request to /v1/svc_[redacted]')
     expect(first.list).toEqual(['svc_[redacted]'])
     expect(second).toMatchObject({ path: '/v1/queues', query: 'from=2026-03-01' })
+  })
+
+  test('redacts a secret part logged without its prefix', () => {
+    const logger = memoryLogger('debug')
+    logger.info('request', { requestId: 'r1', path: `/v1/svc-${secret}`, note: secret })
+    logger.info('request', { requestId: 'r2', query: `t=svc__${secret}` })
+    expect(logger.lines.join('')).not.toContain(secret.slice(0, 8))
+    expect(JSON.parse(logger.lines[0]!)).toMatchObject({ path: '/v1/svc-[redacted]', note: '[redacted]' })
+    expect(JSON.parse(logger.lines[1]!)).toMatchObject({ query: 't=svc__[redacted]' })
   })
 })
