@@ -1,7 +1,6 @@
 import type { Server } from 'bun'
 import { Registry } from 'prom-client'
 import type { Logger } from '../logger.ts'
-import { requestTarget } from '../http/request-target.ts'
 
 /** The Prometheus text exposition format, version 0.0.4: what prom-client writes. */
 const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE
@@ -29,18 +28,20 @@ export function startMetricsListener(options: MetricsListenerOptions): Server<un
     development: false,
     // Never shared with another process by accident (see http/port-in-use.ts).
     reusePort: false,
-    async fetch(request) {
-      // Not `new URL(request.url)`: without a usable Host, Bun's request.url is not an absolute URL.
-      const path = requestTarget(request.url).split('?')[0]
-      if (path !== '/metrics') return plain(404, 'Not found: this listener serves GET /metrics only.\n')
-      if (request.method !== 'GET') return plain(405, 'Only GET is allowed on /metrics.\n', { Allow: 'GET' })
-      try {
-        return new Response(await scrape(), { headers: { 'Content-Type': PROMETHEUS_CONTENT_TYPE, 'Cache-Control': 'no-store' } })
-      } catch (error) {
-        logger.error('metrics_scrape_failed', { error: String(error) })
-        return plain(500, 'The metrics could not be collected; see the service log.\n')
-      }
+    // Matched by Bun on the target as sent (as the API's routes are, http/pipeline.ts): a target
+    // that only resolves to /metrics (`/metrics/../metrics`, `/./metrics`) is the fallback's 404.
+    routes: {
+      '/metrics': async (request) => {
+        if (request.method !== 'GET') return plain(405, 'Only GET is allowed on /metrics.\n', { Allow: 'GET' })
+        try {
+          return new Response(await scrape(), { headers: { 'Content-Type': PROMETHEUS_CONTENT_TYPE, 'Cache-Control': 'no-store' } })
+        } catch (error) {
+          logger.error('metrics_scrape_failed', { error: String(error) })
+          return plain(500, 'The metrics could not be collected; see the service log.\n')
+        }
+      },
     },
+    fetch: () => plain(404, 'Not found: this listener serves GET /metrics only.\n'),
   })
 }
 

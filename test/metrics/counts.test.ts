@@ -248,6 +248,16 @@ describe('the metrics listener', () => {
     expect((await rawExchange(base, 'GET /other HTTP/1.0\r\n\r\n')).status).toBe(404)
   })
 
+  test('exact on its path as sent: a target that only resolves to /metrics is 404', async () => {
+    const base = server.metricsUrl.replace('/metrics', '')
+    for (const target of ['/metrics/../metrics', '/./metrics', '/x/../metrics', '//metrics', '/metrics/', '/%6Detrics']) {
+      const answer = await rawExchange(base, `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`)
+      expect({ target, status: answer.status }).toEqual({ target, status: 404 })
+      expect(answer.body).not.toContain('# TYPE')
+    }
+    expect((await rawExchange(base, 'GET /metrics?x=1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n')).status).toBe(200)
+  })
+
   test('no label holds a token, an organisation id or a value a caller chose', async () => {
     const { org, token } = server.seeded()
     await server.get('/v1/queues?chosen=by-caller', token)
