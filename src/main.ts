@@ -11,12 +11,14 @@ import { parentMetrics, serverMetrics } from './metrics/setup.ts'
 import { IN_COMPILED_FILE } from './web/served-files.ts'
 import { DataDirectoryError, ensureWritableDataDirectory } from './db/writable-data-directory.ts'
 import { logSchemaCensus, takeSchemaCensus } from './tenant/schema-census.ts'
+import { escapeTerminal } from './cli/terminal-text.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
 
 /** A start-up problem the operator can fix: one line on stderr, exit status 2. */
 function refuseToStart(message: string): never {
-  process.stderr.write(`${message}\n`)
+  // A setting's value or a path may hold terminal control characters (cli/terminal-text.ts).
+  process.stderr.write(`${escapeTerminal(message)}\n`)
   process.exit(2)
 }
 
@@ -96,7 +98,7 @@ if (worker === undefined) {
       const sample = createSampleOrganisationIfEmpty(store, Date.now())
       logSchemaCensus(logger, takeSchemaCensus(config.dataDir, store.listOrganisations(), { readOnly: config.readOnly }))
       store.close()
-      if (sample) process.stderr.write(sampleInstructions(sample, urlOf(port), Date.now()))
+      if (sample) process.stderr.write(escapeTerminal(sampleInstructions(sample, urlOf(port), Date.now())))
     },
   })
 }

@@ -5,6 +5,7 @@ import { becomeDataDirectoryOwner } from '../db/data-directory-owner.ts'
 import { runCommand } from './commands.ts'
 import { runReplicaCommand } from './replica.ts'
 import { USAGE } from './usage.ts'
+import { escapeTerminal, terminalSafeJson } from './terminal-text.ts'
 import { UsageError } from './args.ts'
 import { RestoreFailedError } from '../replica/restore.ts'
 
@@ -17,7 +18,7 @@ type AdminErrorKind = 'usage' | 'configuration' | 'unexpected'
 
 function errorText(kind: AdminErrorKind, message: string, json: boolean): string {
   const oneLine = message.replace(/\s*\n\s*/g, ' ')
-  return json ? JSON.stringify({ error: kind, message: oneLine }) + '\n' : `admin: ${oneLine}\n`
+  return json ? terminalSafeJson({ error: kind, message: oneLine }) + '\n' : `admin: ${escapeTerminal(oneLine)}\n`
 }
 
 interface AdminIo {
@@ -47,8 +48,10 @@ export function runAdmin(argv: string[], io: AdminIo): number {
   try {
     // Checked before either kind of command: a replica's directory is trusted (and made private) alike.
     ensureWritableDataDirectory(io.dataDir)
-    const result = argv[0] === 'replica' ? runReplicaCommand(argv.slice(1), io) : runCommand(argv, { store: (store = openStore(io.dataDir)), now: io.now })
-    io.out(result.wantsJson ? JSON.stringify(result.json) + '\n' : result.text.join('\n') + '\n')
+    // What others chose (names, ids) reaches a terminal escaped (cli/terminal-text.ts).
+    const out = (text: string) => io.out(escapeTerminal(text))
+    const result = argv[0] === 'replica' ? runReplicaCommand(argv.slice(1), { ...io, out }) : runCommand(argv, { store: (store = openStore(io.dataDir)), now: io.now })
+    io.out(result.wantsJson ? terminalSafeJson(result.json) + '\n' : escapeTerminal(result.text.join('\n')) + '\n')
     return result.status ?? 0
   } catch (error) {
     if (error instanceof UsageError || error instanceof ControlStoreError) return fail('usage', error.message, 2)

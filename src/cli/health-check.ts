@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, shownUrl } from '../config/config.ts'
+import { escapeTerminal } from './terminal-text.ts'
 
 /** A server on every interface is asked on this machine's own: an image without /etc/hosts has no `localhost`. */
 const LOOPBACK: Record<string, string> = { '0.0.0.0': '127.0.0.1', '::': '::1' }
@@ -18,7 +19,7 @@ export async function runHealthCheck(): Promise<number> {
     url = `${shownUrl(LOOPBACK[config.host] ?? config.host, config.port)}/readyz`
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
-    process.stderr.write(`queue-api health: configuration error: ${error.message}\n`)
+    process.stderr.write(`queue-api health: configuration error: ${escapeTerminal(error.message)}\n`)
     return 2
   }
   try {

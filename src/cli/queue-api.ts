@@ -1,4 +1,5 @@
 import { SERVICE_VERSION, serviceRevision } from '../metrics/build-info.ts'
+import { escapeTerminal } from './terminal-text.ts'
 
 /**
  * The entry point of the compiled file `dist/queue-api` (scripts/build.ts): one executable that
@@ -47,6 +48,6 @@ switch (command) {
 
 /** Wrong arguments: one line on stderr, exit status 2, as the admin CLI answers them. */
 function refuse(message: string): void {
-  process.stderr.write(`queue-api: ${message}\n`)
+  process.stderr.write(`queue-api: ${escapeTerminal(message)}\n`)
   process.exitCode = 2
 }
