@@ -266,3 +266,52 @@ describe('a tenant file replaced by a link while serving', () => {
     }
   })
 })
+
+describe.if(isRoot)('another user who gets write access to a running server\'s directory (a chmod by mistake)', () => {
+  test('nobody\'s control.sqlite swapped in, naming the victim: 503, not the victim\'s data through nobody\'s token', async () => {
+    const server = await startServer()
+    try {
+      const victim = server.seeded()
+      expect((await server.get('/v1/queues', victim.token)).status).toBe(200)
+      // nobody's own control.sqlite: a copy of the service's, so that the victim's organisation and token are in it.
+      const control = join(server.dataDir, 'control.sqlite')
+      server.app.store.db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+      chmodSync(server.dataDir, 0o777)
+      chmodSync(control, 0o644)
+      shAsNobody(`cp ${control} ${server.dataDir}/mine.tmp; mv -f ${server.dataDir}/mine.tmp ${control}`)
+      expect(statSync(control).uid).toBe(NOBODY)
+      const answer = await server.get('/v1/queues', victim.token)
+      expect(answer.status).toBe(503)
+      expect(await answer.text()).not.toContain('"locations"')
+    } finally {
+      chmodSync(server.dataDir, 0o700)
+      await server.close()
+    }
+  })
+
+  test('nobody\'s tenant file, or nobody\'s link to the victim\'s, in place of an organisation\'s: 503, logged once', async () => {
+    const server = await startServer()
+    try {
+      const acme = server.seeded()
+      const victim = server.seeded()
+      const orgs = join(server.dataDir, 'orgs')
+      const path = tenantFilePath(server.dataDir, acme.org.id)
+      chmodSync(server.dataDir, 0o755)
+      chmodSync(orgs, 0o777)
+      chmodSync(tenantFilePath(server.dataDir, victim.org.id), 0o644)
+      shAsNobody(`rm -f ${path}; ln -s ${tenantFilePath(server.dataDir, victim.org.id)} ${path}`)
+      expect((await server.get('/v1/queues', acme.token)).status).toBe(503)
+      shAsNobody(`rm -f ${path}; cp ${tenantFilePath(server.dataDir, victim.org.id)} ${path}`)
+      expect(statSync(path).uid).toBe(NOBODY)
+      const answer = await server.get('/v1/queues', acme.token)
+      expect(answer.status).toBe(503)
+      expect(JSON.parse(await answer.text())).toMatchObject({ error: 'data_unavailable' })
+      const logged = server.logger.lines.filter((line) => line.includes('"tenant_unavailable"') && line.includes(acme.org.id))
+      expect(logged.map((line) => JSON.parse(line).reason)).toEqual(['tenant file is a symbolic link', `tenant file belongs to user nobody (uid ${NOBODY}), not to user root (uid 0) running the service`])
+    } finally {
+      chmodSync(server.dataDir, 0o700)
+      await server.close()
+    }
+  })
+})
+
