@@ -83,11 +83,14 @@ export const MAX_ZONE_NAME_LENGTH = 64
 /** The characters of an IANA name: `America/Port-au-Prince`, `Etc/GMT+5`. */
 const ZONE_NAME_SHAPE = /^[A-Za-z0-9/_+-]+$/
 
-/** What a name resolves to: the zone's name as the page and API spell it, or why it is none. */
-export type ZoneCheck = { zone: string } | { zone: null; problem: string; candidates: readonly string[] }
+/** Why a name is no zone. */
+export type ZoneRefusal = 'empty' | 'abbreviation' | 'offset' | 'malformed' | 'unknown'
 
-function refused(problem: string, candidates: readonly string[] = []): ZoneCheck {
-  return { zone: null, problem, candidates }
+/** What a name resolves to: the zone's name as the page and API spell it, or why it is none (a sentence, and the zones an abbreviation may mean). */
+export type ZoneCheck = { zone: string } | { zone: null; refusal: ZoneRefusal; problem: string; candidates: readonly string[] }
+
+function refused(refusal: ZoneRefusal, problem: string, candidates: readonly string[] = []): ZoneCheck {
+  return { zone: null, refusal, problem, candidates }
 }
 
 /** The listed spelling of a name, case aside (`europe/amsterdam` → `Europe/Amsterdam`); Intl keeps the case typed. */
@@ -105,16 +108,19 @@ function listedSpelling(name: string): string | undefined {
  */
 export function checkZone(input: string): ZoneCheck {
   const name = input.trim()
-  if (name === '') return refused('no time zone given')
+  if (name === '') return refused('empty', 'no time zone given')
   const abbreviation = AMBIGUOUS_ABBREVIATIONS[name.toUpperCase()]
-  if (abbreviation) return refused(`'${name.toUpperCase()}' is an abbreviation that names more than one zone; name the place: ${abbreviation.join(', ')}`, abbreviation)
-  if (/^(UTC|GMT)?\s*[+\-−]\s*\d/i.test(name)) return refused(`'${name.slice(0, 20)}' is an offset, not a zone (it knows no daylight saving time); name the place, e.g. Asia/Kolkata`)
-  if (name.length > MAX_ZONE_NAME_LENGTH || !ZONE_NAME_SHAPE.test(name)) return refused(`'${name.slice(0, 40)}' is not an IANA time zone name (Area/Place, e.g. Europe/Zurich)`)
+  if (abbreviation) {
+    const several = abbreviation.length > 1 ? ', used by more than one place' : ''
+    return refused('abbreviation', `'${name.toUpperCase()}' is an abbreviation${several}, not a time zone; name the place: ${abbreviation.join(', ')}`, abbreviation)
+  }
+  if (/^(UTC|GMT)?\s*[+\-−]\s*\d/i.test(name)) return refused('offset', `'${name.slice(0, 20)}' is an offset, not a time zone (it knows no daylight saving time); name the place, e.g. Asia/Kolkata`)
+  if (name.length > MAX_ZONE_NAME_LENGTH || !ZONE_NAME_SHAPE.test(name)) return refused('malformed', `'${name.slice(0, 40)}' is not an IANA time zone name (Area/Place, e.g. Europe/Zurich)`)
   let resolved: string
   try {
     resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone
   } catch {
-    return refused(`'${name}' is not a time zone this runtime knows (IANA names, e.g. Europe/Zurich)`)
+    return refused('unknown', `'${name}' is not a time zone this runtime knows (IANA names, e.g. Europe/Zurich)`)
   }
   // Chromium resolves to ICU's spelling (Asia/Calcutta), Bun keeps the name as typed.
   const spelled = listedSpelling(resolved) ?? listedSpelling(name) ?? resolved

@@ -6,7 +6,7 @@ import { listNames, type Feedback, type PageRegion } from './feedback.ts'
 import { placeNames, readPlaces, renderPlaces, type PlaceSelection } from './places.ts'
 import { MAX_DAYS, PRESETS, defaultRange, describeRange, presetRange, readRange, type Preset, type ReadRange } from './range.ts'
 import { storeZone, storedZone, type Organisation } from './session.ts'
-import { LocalClock, browserTimeZone, describeOffset, knownTimeZones, zoneAsTyped } from './zone.ts'
+import { LocalClock, browserTimeZone, checkTypedZone, describeOffset, knownTimeZones, zoneAsTyped } from './zone.ts'
 
 /** Bun refuses request lines over 16 KiB; stay well below with the ticked queues' ids. */
 const MAX_QUERY_CHARS = 12_000
@@ -179,13 +179,21 @@ export class RangeController {
    */
   private useZone(): void {
     const typed = this.els.zone.value.trim()
-    const zone = zoneAsTyped(typed)
-    if (!zone) {
+    const check = checkTypedZone(typed)
+    if (check.zone === null) {
       this.els.zone.setAttribute('aria-invalid', 'true')
       this.els.zone.focus()
-      this.feedback.show('range', `“${typed}” is not a time zone this browser knows. Type an IANA name such as Europe/Amsterdam or America/New_York, or pick one from the list; the days stay in ${this.clock.zone}.`)
+      // An abbreviation names the zones it may mean, an offset says why it is none.
+      const why =
+        check.refusal === 'abbreviation'
+          ? `“${typed}” is an abbreviation, not a time zone${check.candidates.length > 1 ? ', and more than one place uses it' : ''}: type or pick the place's zone, such as ${check.candidates.length > 1 ? `${check.candidates.slice(0, -1).join(', ')} or ${check.candidates.at(-1)}` : check.candidates[0]}`
+          : check.refusal === 'offset'
+            ? `“${typed}” is an offset, not a time zone: it knows no daylight saving time. Type or pick the place's zone, such as Asia/Kolkata`
+            : `“${typed}” is not a time zone this browser knows. Type an IANA name such as Europe/Amsterdam or America/New_York, or pick one from the list`
+      this.feedback.show('range', `${why}; the days stay in ${this.clock.zone}.`)
       return
     }
+    const zone = check.zone
     this.feedback.clear()
     const changed = zone !== this.clock.zone
     this.clock = new LocalClock(zone)

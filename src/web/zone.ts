@@ -1,44 +1,43 @@
 // Time zones on the page: the analyst's days are local days of an IANA zone, while the API
 // speaks UTC instants. A local day starts at that zone's midnight, which is a different UTC
 // instant for every zone and, on the days the clocks change, lasts 23 or 25 hours. Pure
-// functions on Intl, so the page and its worker share them.
+// functions on Intl, so the page and its worker share them. Zone names are checked and spelled
+// by src/contract/time-zone.ts, as the API serves a location's zone: `Asia/Kolkata`, although
+// Chromium's Intl says `Asia/Calcutta`; `IST` refused, naming the zones it may mean.
+
+import { canonicalZoneName, checkZone, RENAMED_ZONES, type ZoneCheck } from '../contract/time-zone.ts'
 
 const HOUR_MS = 3_600_000
 const DAY_MS = 86_400_000
 
-/** The browser's own zone (what the page uses until the analyst picks another). */
+/** The browser's own zone (what the page uses until the analyst picks another), by its current IANA name. */
 export function browserTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone
+  const resolved = Intl.DateTimeFormat().resolvedOptions().timeZone
+  return canonicalZoneName(resolved) ?? resolved
 }
 
-/** The zone's canonical name when the browser knows it (`europe/amsterdam` → `Europe/Amsterdam`), else null. */
+/** The zone's one name when the browser knows it (`europe/amsterdam` → `Europe/Amsterdam`, `Asia/Calcutta` → `Asia/Kolkata`), else null. */
 export function canonicalTimeZone(name: string): string | null {
-  const trimmed = name.trim()
-  if (!trimmed) return null
-  try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: trimmed }).resolvedOptions().timeZone
-  } catch {
-    return null // RangeError: not a zone this browser knows
-  }
+  return canonicalZoneName(name)
 }
 
 /**
- * The zone as the analyst typed it when the browser knows it: a listed name in its listed case
- * (`europe/amsterdam` → `Europe/Amsterdam`), an alias the browser accepts as typed
- * (`Asia/Kolkata`, which Chromium resolves to `Asia/Calcutta`), else null.
+ * The zone the analyst typed, by its one name, or null: an unknown name, an ambiguous
+ * abbreviation (`IST`), an offset. checkTypedZone says why.
  */
 export function zoneAsTyped(name: string): string | null {
-  const canonical = canonicalTimeZone(name)
-  if (!canonical) return null
-  const typed = name.trim()
-  const listed = knownTimeZones().find((zone) => zone.toLowerCase() === typed.toLowerCase())
-  if (listed) return listed
-  return canonical.toLowerCase() === typed.toLowerCase() ? canonical : typed
+  return canonicalZoneName(name)
 }
 
-/** Every IANA zone the browser knows, for the control's suggestions. */
+/** The zone the analyst typed, or why it is refused (naming the zones an abbreviation may mean). */
+export function checkTypedZone(name: string): ZoneCheck {
+  return checkZone(name)
+}
+
+/** Every IANA zone the browser knows, by current names (Chromium lists `Asia/Calcutta`), for the control's suggestions. */
 export function knownTimeZones(): string[] {
-  const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : []
+  const listed = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : []
+  const zones = [...new Set(listed.map((zone) => RENAMED_ZONES[zone] ?? zone))].sort()
   return zones.includes('UTC') ? zones : ['UTC', ...zones]
 }
 

@@ -44,18 +44,20 @@ describe('zone names: one spelling for the page and the API', () => {
   test('an ambiguous abbreviation is refused, naming the zones it may mean', () => {
     expect(checkZone('IST')).toEqual({
       zone: null,
-      problem: "'IST' is an abbreviation that names more than one zone; name the place: Asia/Kolkata, Asia/Jerusalem, Europe/Dublin",
+      refusal: 'abbreviation',
+      problem: "'IST' is an abbreviation, used by more than one place, not a time zone; name the place: Asia/Kolkata, Asia/Jerusalem, Europe/Dublin",
       candidates: ['Asia/Kolkata', 'Asia/Jerusalem', 'Europe/Dublin'],
     })
     expect(checkZone('cst')).toMatchObject({ zone: null, candidates: ['America/Chicago', 'Asia/Shanghai', 'America/Havana'] })
     expect(checkZone('EST')).toMatchObject({ zone: null, candidates: expect.arrayContaining(['America/New_York']) })
+    expect(checkZone('JST')).toMatchObject({ zone: null, refusal: 'abbreviation', problem: "'JST' is an abbreviation, not a time zone; name the place: Asia/Tokyo" })
   })
 
   test('offsets, malformed and unknown names are refused with the reason', () => {
-    for (const offset of ['+05:30', 'UTC+1', 'gmt-3', '−03:00']) expect(checkZone(offset)).toMatchObject({ zone: null, problem: expect.stringContaining('is an offset, not a zone') })
+    for (const offset of ['+05:30', 'UTC+1', 'gmt-3', '−03:00']) expect(checkZone(offset)).toMatchObject({ zone: null, refusal: 'offset', problem: expect.stringContaining('is an offset, not a time zone') })
     expect(checkZone('')).toMatchObject({ zone: null, problem: 'no time zone given' })
     expect(checkZone('Europe/ Zurich')).toMatchObject({ zone: null, problem: expect.stringContaining('is not an IANA time zone name') })
-    expect(checkZone('Europe/Atlantis')).toMatchObject({ zone: null, problem: expect.stringContaining('is not a time zone this runtime knows') })
+    expect(checkZone('Europe/Atlantis')).toMatchObject({ zone: null, refusal: 'unknown', problem: expect.stringContaining('is not a time zone this runtime knows') })
     expect(checkZone('x'.repeat(200))).toMatchObject({ zone: null })
   })
 })
