@@ -55,12 +55,12 @@ describe.if(canRun)('the container image', () => {
    * and /dev mounted in a mount namespace of its own (gone with the process), then exec'd into, so that
    * the process a signal is sent to is the entrypoint itself.
    */
-  const inImage = (argv: string[], env: Record<string, string>): Subprocess<'ignore', 'pipe', 'pipe'> => {
+  const inImage = (argv: string[], env: Record<string, string>, user = config.User): Subprocess<'ignore', 'pipe', 'pipe'> => {
     const environment = Object.fromEntries(config.Env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
     // A container runtime gives every container /proc and /dev (the supervisor's workers are
     // spawned with /dev/null as their stdin); the host's /dev stands in for the runtime's.
     const script = 'root=$0 user=$1; shift; mkdir -p "$root/dev" && mount -t proc proc "$root/proc" && mount --bind /dev "$root/dev" && exec chroot --userspec="$user" "$root" "$@"'
-    return Bun.spawn(['unshare', '--mount', '--propagation', 'private', '/bin/sh', '-c', script, rootfs, config.User, ...argv], {
+    return Bun.spawn(['unshare', '--mount', '--propagation', 'private', '/bin/sh', '-c', script, rootfs, user, ...argv], {
       env: { ...environment, ...env },
       stdin: 'ignore',
       stdout: 'pipe',
@@ -135,5 +135,13 @@ describe.if(canRun)('the container image', () => {
     }
     const afterwards = inImage(healthcheck.Test.slice(1), { PORT: port })
     expect(await afterwards.exited).toBe(1)
+  })
+
+  test('admin run as root in the container (podman exec -u 0) makes its files as the image\'s user', async () => {
+    const admin = inImage(['/usr/local/bin/queue-api', 'admin', 'org', 'create', '--name', 'Made by root', '--json'], {}, '0:0')
+    const [status, stdout, stderr] = await Promise.all([admin.exited, new Response(admin.stdout).text(), new Response(admin.stderr).text()])
+    expect({ status, stderr }).toEqual({ status: 0, stderr: '' })
+    const file = statSync(join(rootfs, 'data', 'orgs', `${JSON.parse(stdout).id}.sqlite`))
+    expect({ uid: file.uid, gid: file.gid, mode: file.mode & 0o777 }).toEqual({ uid: 10001, gid: 10001, mode: 0o600 })
   })
 })
