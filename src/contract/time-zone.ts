@@ -107,6 +107,21 @@ function listedSpelling(name: string): string | undefined {
  * knows no daylight saving time), a name Intl does not know.
  */
 export function checkZone(input: string): ZoneCheck {
+  // Intl takes 60-90 µs to build a formatter (Bun, 2 cores), and GET /v1/queues checks every
+  // location's zone on every call: answers are kept, a bounded number (names come from files).
+  let known = checked.get(input)
+  if (known === undefined) {
+    if (checked.size >= MAX_CHECKED) checked.clear()
+    known = uncachedCheck(input)
+    checked.set(input, known)
+  }
+  return known
+}
+
+const MAX_CHECKED = 1024
+const checked = new Map<string, ZoneCheck>()
+
+function uncachedCheck(input: string): ZoneCheck {
   const name = input.trim()
   if (name === '') return refused('empty', 'no time zone given')
   const abbreviation = AMBIGUOUS_ABBREVIATIONS[name.toUpperCase()]
