@@ -360,6 +360,22 @@ export function syncTargetSuite(harness: TargetHarness) {
       }
     })
 
+    test('a zone the engine does not know stops the structure before anything is written, naming the zone and the location', async () => {
+      const into = await harness.fresh('unknown-zone')
+      const target = await openTarget(parseTarget(into[0]!, into[2], { ...process.env, ...env }))
+      try {
+        await target.prepare()
+        const location = (id: string, timeZone: string | null) => ({ id, name: id, slug: id, timeZone, queues: [] })
+        await expect(target.upsertStructure([location('l_ok', 'Asia/Kolkata'), location('l_mars', 'Mars/Olympus_Mons')], false)).rejects.toThrow(
+          /(DuckDB|PostgreSQL) does not know the time zone 'Mars\/Olympus_Mons' of location l_mars/,
+        )
+        expect(await target.locationIds()).toEqual([])
+        expect(await target.upsertStructure([location('l_ok', 'Asia/Kolkata'), location('l_none', null)], false)).toMatchObject({ locations: { inserted: 2 } })
+      } finally {
+        await target.close()
+      }
+    })
+
     test('_synced_at: a changed row gets a new one, an unchanged row keeps its own', async () => {
       const into = await harness.fresh('synced-at')
       const since = NOW - 10 * DAY

@@ -64,22 +64,3 @@ describe('DuckDB: the file', () => {
     expect(await queryDuckDb(file, 'SELECT id, status FROM tickets')).toEqual([{ id: 't-1', status: 'WAITING' }])
   })
 })
-
-describe('DuckDB: time zones', () => {
-  test('a zone DuckDB does not know stops the run before anything is written, naming the zone and the location', async () => {
-    const file = join(temp.dir, 'unknown-zone.duckdb')
-    const { DuckDbTarget } = await import('../../src/sync/duckdb-target.ts')
-    const target = await DuckDbTarget.open(file)
-    try {
-      await target.prepare()
-      const location = (id: string, timeZone: string | null) => ({ id, name: id, slug: id, timeZone, queues: [] })
-      await expect(target.upsertStructure([location('l_ok', 'Asia/Kolkata'), location('l_mars', 'Mars/Olympus_Mons')], false)).rejects.toThrow(
-        "DuckDB does not know the time zone 'Mars/Olympus_Mons' of location l_mars",
-      )
-      expect(await target.locationIds()).toEqual([])
-      expect(await target.upsertStructure([location('l_ok', 'Asia/Kolkata'), location('l_none', null)], false)).toMatchObject({ locations: { inserted: 2 } })
-    } finally {
-      await target.close()
-    }
-  })
-})
