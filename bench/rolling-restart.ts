@@ -34,14 +34,16 @@ const server = await startServerProcess({
   DATA_DIR: dataDir,
   WORKERS: String(workers),
   RATE_LIMIT_PER_MINUTE: '1000000',
+  SAMPLE_DATA: 'on',
   ...(redis ? { REDIS_URL: redis.url } : {}),
 })
 try {
-  const stderr = await readUntil(server.process.stderr, /export API_TOKEN=(\S+)/)
+  const admin = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'src', 'cli', 'admin.ts'), 'token', 'create', '--org', 'sample', '--name', 'bench', '--json'], { env: { ...process.env, DATA_DIR: dataDir } })
+  const token = JSON.parse(admin.stdout.toString()).token as string
   const load = startLoad({
     base: server.base,
     path: '/v1/queues',
-    headers: { Authorization: `Bearer ${stderr[1]}` },
+    headers: { Authorization: `Bearer ${token}` },
     keepAliveClients: 4,
     connectionPerRequestClients: 4,
   })
@@ -65,21 +67,4 @@ try {
   await server.stop()
   await redis?.stop()
   rmSync(dataDir, { recursive: true, force: true })
-}
-
-/** Reads `stream` until `pattern` matches what was read. */
-async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<RegExpExecArray> {
-  const reader = stream.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  for (;;) {
-    const match = pattern.exec(text)
-    if (match) {
-      reader.releaseLock()
-      return match
-    }
-    const { done, value } = await reader.read()
-    if (done) throw new Error(`the server never printed ${pattern}: ${text}`)
-    text += decoder.decode(value, { stream: true })
-  }
 }

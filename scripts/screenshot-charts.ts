@@ -1,6 +1,6 @@
 // Makes the charts' screenshots of docs/page.md#the-charts from the sample organisation, as a
 // fresh clone shows it: `bun scripts/screenshot-charts.ts` starts the server on an empty data
-// directory (which creates the sample organisation), opens the page in headless Chromium in
+// directory (SAMPLE_DATA=on: the sample organisation; a token from the admin CLI), opens the page in headless Chromium in
 // Europe/Amsterdam, draws the charts of the default range (the last 30 days) and saves each
 // chart as docs/charts-<chart>.png, and the whole page at both sizes under test/artifacts/.
 
@@ -14,9 +14,9 @@ const ZONE = 'Europe/Amsterdam'
 const dataDir = mkdtempSync(join(tmpdir(), 'charts-screenshots-'))
 const server = Bun.spawn([process.execPath, 'src/main.ts'], {
   cwd: ROOT,
-  env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+  env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SAMPLE_DATA: 'on' },
   stdout: 'pipe',
-  stderr: 'pipe',
+  stderr: 'inherit',
 })
 
 /** Resolves with the first match of `pattern` in what the stream prints; reads on to its end (a full pipe would stop the server). */
@@ -39,10 +39,9 @@ function waitFor(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<R
 
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] })
 try {
-  const [token, url] = await Promise.all([
-    waitFor(server.stderr, /export API_TOKEN=(svc_\S+)/).then((match) => match[1]!),
-    waitFor(server.stdout, /"event":"listening","url":"([^"]+)"/).then((match) => match[1]!),
-  ])
+  const url = (await waitFor(server.stdout, /"event":"listening","url":"([^"]+)"/))[1]!
+  const admin = Bun.spawnSync([process.execPath, 'src/cli/admin.ts', 'token', 'create', '--org', 'sample', '--name', 'screenshots', '--json'], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } })
+  const token = JSON.parse(admin.stdout.toString()).token as string
   mkdirSync(join(ROOT, 'test', 'artifacts'), { recursive: true })
   for (const [name, viewport] of [['1280x720', { width: 1280, height: 720 }], ['360x740', { width: 360, height: 740 }]] as const) {
     const page = await browser.newPage({ viewport, timezoneId: ZONE })

@@ -1,8 +1,8 @@
 import { ConfigError, loadConfig, shownUrl, type Config } from './config/config.ts'
 import { createLogger, stdoutSink } from './logger.ts'
 import { createApp } from './app.ts'
-import { createSampleOrganisationIfEmpty, sampleInstructions } from './bootstrap.ts'
-import { assertPortFree, isAddressInUse, PortInUseError } from './http/port-in-use.ts'
+import { createSampleOrganisationIfEmpty, sampleInstructions, wantsSampleData } from './bootstrap.ts'
+import { assertPortFree, PortInUseError } from './http/port-in-use.ts'
 import { ControlStore, ControlStoreError } from './control/store.ts'
 import { stopWhenOrphaned, superviseWorkers, supervisorPid, workerIndex } from './server/workers.ts'
 import { announceListening } from './server/worker-messages.ts'
@@ -12,6 +12,10 @@ import { IN_COMPILED_FILE } from './web/served-files.ts'
 import { DataDirectoryError, ensureWritableDataDirectory } from './db/writable-data-directory.ts'
 import { logSchemaCensus, takeSchemaCensus } from './tenant/schema-census.ts'
 import { escapeTerminal } from './cli/terminal-text.ts'
+import { assertDirectoryOrAbsent, describeStartUpFailure, type StartStep } from './start-up-failure.ts'
+import { invokedAs } from './cli/invoked-as.ts'
+import { announceStart } from './server/start-line.ts'
+import { serveArgumentsProblem, serveUsage } from './cli/serve-usage.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
 
@@ -22,6 +26,29 @@ function refuseToStart(message: string): never {
   process.exit(2)
 }
 
+/** Runs a step of the start; an error of the host (src/start-up-failure.ts) refuses the start in one line. */
+function atStart<T>(step: StartStep, run: () => T): T {
+  try {
+    return run()
+  } catch (error) {
+    refuseToStart(describeStartUpFailure(error, step) ?? rethrow(error))
+  }
+}
+const rethrow = (error: unknown): never => {
+  throw error
+}
+
+// Run from a checkout (`npm start -- --help`); the compiled file's `serve` checks its own (src/cli/queue-api.ts).
+if (import.meta.main) {
+  const args = process.argv.slice(2)
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(serveUsage(invokedAs('serve')) + '\n')
+    process.exit(0)
+  }
+  const problem = serveArgumentsProblem(args)
+  if (problem !== undefined) refuseToStart(problem)
+}
+
 let config: Config
 try {
   config = loadConfig()
@@ -30,21 +57,26 @@ try {
   refuseToStart(`configuration error: ${error.message}`)
 }
 const worker = workerIndex()
+const listenStep: StartStep = { listen: 'PORT', host: config.host, port: config.port }
 // Before the data directory is touched: a second server on a taken port changes nothing. A
 // worker does not check: its supervisor did, and its siblings hold the port by now.
 const port =
   worker !== undefined
     ? config.port
     : await assertPortFree(config.host, config.port).catch((error) => {
-        if (!(error instanceof PortInUseError)) throw error
-        refuseToStart(error.message)
+        if (error instanceof PortInUseError) refuseToStart(error.message)
+        refuseToStart(describeStartUpFailure(error, listenStep) ?? rethrow(error))
       })
 
+const dataDirStep: StartStep = { dataDir: config.dataDir }
 // A worker's parent checked it already; a replica's directory is never written, so it need not be
 // writable, but it is trusted only when it is ours as well (db/trusted-directory.ts).
 if (worker === undefined) {
   try {
-    ensureWritableDataDirectory(config.dataDir, { readOnly: config.readOnly })
+    atStart(dataDirStep, () => {
+      assertDirectoryOrAbsent(config.dataDir)
+      ensureWritableDataDirectory(config.dataDir, { readOnly: config.readOnly })
+    })
   } catch (error) {
     if (!(error instanceof DataDirectoryError)) throw error
     refuseToStart(error.message)
@@ -54,7 +86,7 @@ if (worker === undefined) {
 /** A data directory that READ_ONLY=1 cannot serve (no control.sqlite, a WAL-mode or older copy): one line, exit 2. */
 function openingDataDir<T>(open: () => T): T {
   try {
-    return open()
+    return atStart(dataDirStep, open)
   } catch (error) {
     // A file that is not the service's own, found as it is opened (db/trusted-directory.ts).
     if (error instanceof DataDirectoryError) refuseToStart(error.message)
@@ -68,14 +100,9 @@ const sink = stdoutSink()
 const logger = createLogger(config.logLevel, sink.write, worker === undefined ? {} : { worker })
 const urlOf = (port: number) => shownUrl(config.host, port)
 
-/** METRICS_PORT taken: refused like PORT, before the data directory is touched. */
+/** METRICS_PORT taken, METRICS_HOST not this machine's: refused like PORT, before the data directory is touched. */
 function listenForMetrics(listen: () => unknown): void {
-  try {
-    listen()
-  } catch (error) {
-    if (!isAddressInUse(error)) throw error
-    refuseToStart(new PortInUseError(config.metricsHost, config.metricsPort!, 'METRICS_PORT').message)
-  }
+  atStart({ listen: 'METRICS_PORT', host: config.metricsHost, port: config.metricsPort! }, listen)
 }
 
 if (worker === undefined) {
@@ -94,26 +121,28 @@ if (worker === undefined) {
     restarted: metrics?.workerRestarted,
     beforeStart: (port) => {
       // Once, here, rather than raced by N workers on an empty data directory.
-      const store = openingDataDir(() => new ControlStore(config.dataDir, { readOnly: config.readOnly }))
-      const sample = createSampleOrganisationIfEmpty(store, Date.now())
-      logSchemaCensus(logger, takeSchemaCensus(config.dataDir, store.listOrganisations(), { readOnly: config.readOnly }))
-      store.close()
-      if (sample) process.stderr.write(escapeTerminal(sampleInstructions(sample, urlOf(port), Date.now())))
+      const toTerminal = process.stderr.isTTY === true
+      const sample = openingDataDir(() => {
+        const store = new ControlStore(config.dataDir, { readOnly: config.readOnly })
+        try {
+          const made = wantsSampleData(config.sampleData, toTerminal) ? createSampleOrganisationIfEmpty(store, Date.now(), toTerminal) : null
+          logSchemaCensus(logger, takeSchemaCensus(config.dataDir, store.listOrganisations(), { readOnly: config.readOnly }))
+          return made
+        } finally {
+          store.close()
+        }
+      })
+      if (sample) process.stderr.write(escapeTerminal(sampleInstructions(sample, urlOf(port), Date.now(), invokedAs('admin'))))
     },
+    started: (port) => announceStart(config, sink.write, urlOf(port)),
   })
 }
 // A worker from here on.
 const metrics = serverMetrics(config, logger, worker)
 const app = openingDataDir(() => createApp({ config, logger, metrics: metrics.recorder }))
-let server
-try {
-  // The port its supervisor checked, shared with the other workers and, during a rolling
-  // restart, with the worker this one replaces.
-  server = app.listen(config.port, { reusePort: true })
-} catch (error) {
-  if (!isAddressInUse(error)) throw error
-  refuseToStart(new PortInUseError(config.host, config.port).message)
-}
+// The port its supervisor checked, shared with the other workers and, during a rolling
+// restart, with the worker this one replaces.
+const server = atStart(listenStep, () => app.listen(config.port, { reusePort: true }))
 logger.info('listening', { url: urlOf(server.port ?? config.port), pid: process.pid })
 announceListening()
 // SIGHUP is the supervisor's (a rolling restart replaces this worker); sent here too, to a whole

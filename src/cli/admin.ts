@@ -4,10 +4,12 @@ import { DataDirectoryError, ensureWritableDataDirectory } from '../db/writable-
 import { becomeDataDirectoryOwner } from '../db/data-directory-owner.ts'
 import { runCommand } from './commands.ts'
 import { runReplicaCommand } from './replica.ts'
-import { USAGE } from './usage.ts'
+import { adminUsage } from './usage.ts'
+import { invokedAs } from './invoked-as.ts'
 import { escapeTerminal, terminalSafeJson } from './terminal-text.ts'
 import { UsageError } from './args.ts'
 import { RestoreFailedError } from '../replica/restore.ts'
+import { assertDirectoryOrAbsent, describeStartUpFailure } from '../start-up-failure.ts'
 
 /**
  * How the admin CLI reports a failure: `usage` (wrong input, exit 2), `configuration` (the
@@ -41,12 +43,13 @@ export function runAdmin(argv: string[], io: AdminIo): number {
   }
   if (argv.length === 0) return fail('usage', 'a command is required (admin --help lists them)', 2)
   if (argv[0] === 'help' || argv.includes('--help')) {
-    io.out(USAGE + '\n')
+    io.out(adminUsage(invokedAs('admin')) + '\n')
     return 0
   }
   let store: ControlStore | undefined
   try {
     // Checked before either kind of command: a replica's directory is trusted (and made private) alike.
+    assertDirectoryOrAbsent(io.dataDir)
     ensureWritableDataDirectory(io.dataDir)
     // What others chose (names, ids) reaches a terminal escaped (cli/terminal-text.ts).
     const out = (text: string) => io.out(escapeTerminal(text))
@@ -57,6 +60,9 @@ export function runAdmin(argv: string[], io: AdminIo): number {
     if (error instanceof UsageError || error instanceof ControlStoreError) return fail('usage', error.message, 2)
     if (error instanceof DataDirectoryError) return fail('configuration', error.message, 2)
     if (error instanceof RestoreFailedError) return fail('unexpected', `restore failed: ${error.message}`, 1)
+    // The host refused the data directory (below a file, read-only, full, not a database, …).
+    const hostProblem = describeStartUpFailure(error, { dataDir: io.dataDir })
+    if (hostProblem !== undefined) return fail('configuration', hostProblem, 2)
     return fail('unexpected', `unexpected error: ${error instanceof Error ? error.message : String(error)}`, 1)
   } finally {
     store?.close()

@@ -2,6 +2,7 @@ import { type ControlStore, type Organisation, type Plan } from '../control/stor
 import { createOrganisationWithTenant } from '../control/provisioning.ts'
 import { finishMigration, migrateTenantFile, openTenantForReplacing } from '../tenant/files.ts'
 import { checkTenantFile } from './check.ts'
+import { deleteOrganisation } from './org-delete.ts'
 import { generateTenantData, writeSeededZones } from '../seed/generator.ts'
 import { schemaVersion } from '../db/migrator.ts'
 import { TENANT_SCHEMA_VERSION } from '../tenant/migrations.ts'
@@ -90,6 +91,22 @@ export function runCommand(argv: string[], context: CommandContext): CommandOutp
         ...(values.api !== undefined && { apiEnabled: values.api === 'enabled' }),
       })
       return { wantsJson: !!values.json, json: organisationView(updated), text: [`updated organisation ${orgLine(updated)}`] }
+    }
+    case 'org delete': {
+      const { values, positionals } = parseOptions(args, { yes: { type: 'boolean' }, ...json }, {
+        missing: 'org delete needs the organisation\'s id or slug; `admin org list` shows them',
+      })
+      const org = findOrganisation(store, positionals[0]!)
+      if (!values.yes) {
+        const tokens = store.listTokens(org.id).length
+        throw new UsageError(`org delete removes organisation ${org.id} (${org.slug}), its ${tokens} token(s) and its tenant file (a copy is kept under deleted/): add --yes to do it`)
+      }
+      const deleted = deleteOrganisation(store, org, now)
+      return {
+        wantsJson: !!values.json,
+        json: deleted,
+        text: [`deleted organisation ${org.id} (${org.slug}) and its ${deleted.tokens} token(s); ${deleted.backup ? `its tenant file is kept as ${deleted.backup} in the data directory` : 'it had no tenant file'}`],
+      }
     }
     case 'token create': {
       const { values } = parseOptions(args, { org: { type: 'string' }, name: { type: 'string' }, ...json })

@@ -1,5 +1,7 @@
 import { SERVICE_VERSION, serviceRevision } from '../metrics/build-info.ts'
 import { escapeTerminal } from './terminal-text.ts'
+import { describeStartUpFailure } from '../start-up-failure.ts'
+import { serveArgumentsProblem, serveUsage } from './serve-usage.ts'
 
 /**
  * The entry point of the compiled file `dist/queue-api` (scripts/build.ts): one executable that
@@ -12,28 +14,47 @@ const USAGE = `usage: queue-api [serve]           the server, configured by the 
        queue-api admin <command>   the admin CLI (queue-api admin --help)
        queue-api sync [options]    the warehouse loader (queue-api sync --help)
        queue-api health            exit 0 when the server of this environment's HOST and PORT is ready
-       queue-api --version`
+       queue-api --version
+Each command's --help says more; every one exits 2 with one line on stderr when it cannot start.`
+
+const HEALTH_USAGE = `usage: queue-api health
+  Asks the server of this environment's HOST and PORT (0.0.0.0 and :: as loopback) how it is, within
+  5 s, as the image's HEALTHCHECK does. Exit status: 0 it answered well; 1 it did not, or nothing
+  answered (one line on stderr); 2 a bad setting.`
 
 const [command, ...rest] = process.argv.slice(2)
-// The flags the supervisor starts a worker with (src/server/workers.ts).
-const isWorkerFlag = (arg: string) => arg.startsWith('--worker=') || arg.startsWith('--supervisor=')
+const wantsHelp = rest.includes('--help') || rest.includes('-h')
 
 switch (command) {
   case undefined:
-  case 'serve':
+  case 'serve': {
     // A worker is this file run as `serve --worker=N --supervisor=PID` (src/main.ts).
-    if (rest.every(isWorkerFlag)) await import('../main.ts')
-    else refuse(`serve takes no arguments (got "${rest.find((arg) => !isWorkerFlag(arg))}"); the server is configured by environment variables`)
+    const problem = serveArgumentsProblem(rest)
+    if (wantsHelp) process.stdout.write(serveUsage('queue-api') + '\n')
+    else if (problem === undefined) await import('../main.ts')
+    else refuse(problem)
     break
+  }
   case 'admin':
     process.exitCode = (await import('./admin.ts')).runAdminProcess(rest)
     break
   case 'sync':
-    await (await import('./embedded-duckdb.ts')).loadEmbeddedDuckdb()
+    {
+      // Before sync's code, which loads DuckDB's module as it is imported (--help too).
+      const problem = await (await import('./embedded-duckdb.ts')).loadEmbeddedDuckdb().then(() => undefined, tmpDirProblem)
+      if (problem !== undefined) {
+        process.stderr.write(`queue-api sync: ${problem}\n`)
+        process.exitCode = 2
+        break
+      }
+    }
     process.exitCode = await (await import('../sync/cli.ts')).runSyncProcess(rest)
     break
   case 'health':
-    process.exitCode = await (await import('./health-check.ts')).runHealthCheck()
+    // Asked for help, or given what it does not take, it probes nothing.
+    if (wantsHelp) process.stdout.write(HEALTH_USAGE + '\n')
+    else if (rest.length > 0) refuse(`health takes no arguments (got "${rest[0]}"); it asks the server of this environment's HOST and PORT`)
+    else process.exitCode = await (await import('./health-check.ts')).runHealthCheck()
     break
   case '--version':
     process.stdout.write(`queue-api ${SERVICE_VERSION} (revision ${serviceRevision()})\n`)
@@ -44,6 +65,14 @@ switch (command) {
     break
   default:
     refuse(`unknown command "${command}" (queue-api --help lists them)`)
+}
+
+/** DuckDB's library could not be unpacked to TMPDIR: one line naming it, or a bug's error thrown on. */
+function tmpDirProblem(error: unknown): string {
+  const directory = process.env.TMPDIR ?? '/tmp'
+  const line = describeStartUpFailure(error, { directory, setting: 'TMPDIR' })
+  if (line === undefined) throw error
+  return `${line} (DuckDB's library is unpacked there)`
 }
 
 /** Wrong arguments: one line on stderr, exit status 2, as the admin CLI answers them. */

@@ -1,16 +1,17 @@
 import { TENANT_SCHEMA_VERSION } from '../tenant/migrations.ts'
 
 /**
- * `admin --help`. The first line is the form that works right after `npm install` (Bun lives
- * in node_modules/.bin, which npm puts on the PATH of its scripts); npm's `-s` keeps npm's own
- * banner off stdout, so that `--json` output parses.
+ * `admin --help`. The first line names the command as it was invoked (src/cli/invoked-as.ts):
+ * `queue-api admin` in the compiled file, `npm run -s admin --` under npm, whose `-s` keeps npm's
+ * own banner off stdout, so that `--json` output parses.
  */
-export const USAGE = `usage: npm run -s admin -- <command> [options]        ("admin" below stands for this)
+export const adminUsage = (program: string) => `usage: ${program} <command> [options]        ("admin" below stands for this)
 
 commands:
   admin org create --name <name> [--slug <slug>] [--demo] [--api-disabled] [--json]
   admin org list [--json]
   admin org update <org> [--plan demo|paid] [--api enabled|disabled] [--json]
+  admin org delete <org> --yes [--json]                    its tokens and tenant file; the file kept under deleted/
   admin token create --org <org> --name <name> [--json]    the only time the token is shown
   admin token list --org <org> [--json]                    ids, names, creation, last use; never a token
   admin token revoke <tokenId> [--json]                    takes the id (tok_…), not the token (svc_…)

@@ -26,7 +26,12 @@ export interface Config {
   metricsHost: string
   /** Serve a data directory this service never writes (a replica's copy); needs REDIS_URL. */
   readOnly: boolean
+  /** Whether a first start on an empty data directory makes the sample organisation. */
+  sampleData: SampleData
 }
+
+/** `auto`: only for a person starting the server (standard error a terminal); see src/bootstrap.ts. */
+export type SampleData = 'auto' | 'on' | 'off'
 
 export class ConfigError extends Error {}
 
@@ -73,6 +78,11 @@ function flag(raw: string, env: string): boolean {
   throw new ConfigError(`${env} must be 1 or 0, got "${raw}"`)
 }
 
+function sampleData(raw: string, env: string): SampleData {
+  if (raw === 'auto' || raw === 'on' || raw === 'off') return raw
+  throw new ConfigError(`${env} must be auto, on or off, got "${raw}"`)
+}
+
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent']
 
 function logLevel(raw: string, env: string): LogLevel {
@@ -99,6 +109,7 @@ export const SETTINGS = [
   { key: 'metricsPort', env: 'METRICS_PORT', default: undefined, description: 'Unset: no metrics. Set: Prometheus metrics on GET /metrics of a second listener on this port (0 picks a free one), never on PORT.', parse: integer(0, 65535) },
   { key: 'metricsHost', env: 'METRICS_HOST', default: '127.0.0.1', description: 'Interface the metrics listener binds; it has no token, so whoever reaches it can read the metrics.', parse: nonEmpty },
   { key: 'readOnly', env: 'READ_ONLY', default: false, description: '1: serve a data directory the service never writes (a replica\'s copy, a read-only mount); needs REDIS_URL, and last-used times of tokens are not kept.', parse: flag },
+  { key: 'sampleData', env: 'SAMPLE_DATA', default: 'auto', description: 'A first start on an empty data directory makes a sample organisation: auto only when standard error is a terminal (a person started it), on always (its token printed only to a terminal), off never.', parse: sampleData },
 ] as const satisfies readonly Setting<keyof Config>[]
 
 /** Builds the configuration from an environment (defaults for what is unset). Throws ConfigError. */

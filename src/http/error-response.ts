@@ -1,8 +1,18 @@
 import { ApiError, errorBody } from '../errors/api-error.ts'
-import { TenantUnavailableError } from '../tenant/lease.ts'
+import { TenantUnavailableError, type TenantFailureKind } from '../tenant/lease.ts'
 import { ControlStoreUnavailableError } from '../control/control-file.ts'
 import type { Logger } from '../logger.ts'
 import { decorateResponse } from './response-headers.ts'
+
+/** A tenant file's failure, as the 503's message says it. */
+const FILE_FAILURE: Record<TenantFailureKind, string> = {
+  missing: 'is missing',
+  damaged: 'is damaged',
+  'unknown schema version': 'has a schema version this release does not know',
+  busy: 'is busy',
+  unreadable: 'cannot be read',
+  'holding a row that breaks the tenant contract': 'holds a row that breaks the tenant contract',
+}
 
 /**
  * Maps anything thrown while answering a request to an ApiError: the domain errors of the layers
@@ -13,7 +23,7 @@ export function toApiError(error: unknown, logger: Logger, requestId: string): A
   if (error instanceof ApiError) return error
   if (error instanceof TenantUnavailableError) {
     // The kind of failure only: the reason, with SQLite's message, is in the pool's log line, under the same request id.
-    return new ApiError('data_unavailable', `The organisation's data cannot be read right now (its data file is ${error.kind}); try again later.`, {}, {}, error)
+    return new ApiError('data_unavailable', `The organisation's data cannot be read right now (its data file ${FILE_FAILURE[error.kind]}); try again later.`, {}, {}, error)
   }
   if (error instanceof ControlStoreUnavailableError) {
     // The body a tenant file's 503 has; /readyz says not ready meanwhile.

@@ -4,7 +4,6 @@ import type { Logger } from '../logger.ts'
 import { isListeningMessage } from './worker-messages.ts'
 import { relayLines } from './log-relay.ts'
 import { RestartBackoff } from './restart-backoff.ts'
-import { tcpMigrateReq } from './tcp-migrate.ts'
 
 /**
  * The supervisor: the process you start serves nothing itself. It checks the port, starts
@@ -51,6 +50,8 @@ export interface SupervisorOptions {
   port: number
   /** Called once with the shared port before the workers start (the first start's sample organisation). */
   beforeStart?: (port: number) => void
+  /** Called once every worker listens: the start-up line (src/server/start-line.ts). */
+  started?: (port: number) => void
   /**
    * Told when a worker process starts (with a way to send to it), what it sends, and when it
    * exits; each process is known by its pid, since during a rolling restart two processes hold
@@ -251,9 +252,7 @@ export async function superviseWorkers(options: SupervisorOptions): Promise<neve
   if (all.every(Boolean)) {
     started = true
     logger.info('listening', { url: shownUrl(config.host, port), workers: config.workers })
-    if (tcpMigrateReq() === false) {
-      logger.warn('tcp_migrate_req_off', { hint: 'set net.ipv4.tcp_migrate_req=1 so that a rolling restart (SIGHUP) resets no connection queued on a worker that stops' })
-    }
+    options.started?.(port)
   }
   // The workers and the signal handlers keep the process alive from here.
   return new Promise<never>(() => {})

@@ -2,14 +2,16 @@ import { existsSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { ApiResponseError, Client, NetworkError, NotFoundError, TimeoutError, UnauthorizedError, UnexpectedResponseError, type RetryEvent } from '../client/index.ts'
 import { toInstant } from '../client/windows.ts'
 import { parseOptions, UsageError } from '../cli/args.ts'
+import { invokedAs } from '../cli/invoked-as.ts'
+import { assertWritableFileLocation, describeStartUpFailure } from '../start-up-failure.ts'
 import { openTarget, parseTarget, type TargetSpec } from './open-target.ts'
 import { parseRoleName } from './postgres-location.ts'
 import { runSync, type SyncProgress, type SyncSummary } from './sync.ts'
 import { LockTimeoutError, TargetBusyError, type RowCount, type SyncTarget } from './target.ts'
 
-const USAGE = `usage: npm run -s sync -- --url <base URL> --into <file.duckdb | postgresql://user@host:port/db> [--schema <name>]
-                          [--since <date>] [--reconcile] [--token-env <VAR> | --token-file <path>]
-                          [--timeout <seconds>] [--grant <role>] [--json | --quiet]
+const usage = (program: string, indent = ' '.repeat(program.length + 8)) => `usage: ${program} --url <base URL> --into <file.duckdb | postgresql://user@host:port/db> [--schema <name>]
+${indent}[--since <date>] [--reconcile] [--token-env <VAR> | --token-file <path>]
+${indent}[--timeout <seconds>] [--grant <role>] [--json | --quiet]
   --url        where the API is served, e.g. http://127.0.0.1:3000 (without /v1)
   --into       the DuckDB file to create or bring up to date, or a PostgreSQL database
                (postgresql:// or postgres://; the password in the URL or in PGPASSWORD;
@@ -81,9 +83,10 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
   }
   let options: SyncCommandOptions
   try {
-    const parsed = parseCommandLine(argv, io)
+    // Help wins over anything else on the line, a wrong option included.
+    const parsed = argv.includes('--help') || argv.includes('-h') ? 'help' : parseCommandLine(argv, io)
     if (parsed === 'help') {
-      io.out(`${USAGE}\n`)
+      io.out(`${usage(invokedAs('sync'))}\n`)
       return 0
     }
     options = parsed
@@ -168,6 +171,7 @@ function parseCommandLine(argv: string[], io: SyncIo): SyncCommandOptions | 'hel
   if (/\/v1\/*$/i.test(values.url)) throw new UsageError(`--url is the server's base URL, without /v1: try --url ${values.url.replace(/\/v1\/*$/i, '')}`)
   if (!values.into) throw new UsageError('--into is required: a DuckDB file (--into tickets.duckdb) or a PostgreSQL URL (--into postgresql://user@host:5432/db)')
   const target = parseTarget(values.into, values.schema, io.env)
+  if (target.kind === 'duckdb') intoWritable(target.path)
   let since: number | null = null
   if (values.since !== undefined) {
     try {
@@ -197,6 +201,17 @@ function parseCommandLine(argv: string[], io: SyncIo): SyncCommandOptions | 'hel
     timeoutSeconds,
     json: values.json ?? false,
     quiet: values.quiet ?? false,
+  }
+}
+
+/** A DuckDB file that cannot be made where --into says: one line and exit 2, before any request. */
+function intoWritable(path: string): void {
+  try {
+    assertWritableFileLocation(path)
+  } catch (error) {
+    const line = describeStartUpFailure(error, { directory: path, setting: '--into' })
+    if (line === undefined) throw error
+    throw new UsageError(line)
   }
 }
 

@@ -1,4 +1,5 @@
 import { DuckDBInstance } from '@duckdb/node-api'
+import { invokedAs } from '../cli/invoked-as.ts'
 
 /**
  * `npm run -s duckdb -- <file.duckdb> "<SQL>"`: runs one query on a DuckDB file (the mirror `sync`
@@ -7,8 +8,13 @@ import { DuckDBInstance } from '@duckdb/node-api'
  */
 export async function runQueryCommand(argv: string[], io: { out: (text: string) => void; err: (text: string) => void }): Promise<number> {
   const [file, sql, ...rest] = argv
+  const usage = `usage: ${invokedAs('duckdb')} <file.duckdb> "<SQL>"\n`
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.out(usage)
+    return 0
+  }
   if (!file || !sql || rest.length > 0) {
-    io.err('usage: npm run -s duckdb -- <file.duckdb> "<SQL>"\n')
+    io.err(usage)
     return 2
   }
   let instance: DuckDBInstance | undefined

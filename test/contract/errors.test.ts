@@ -95,6 +95,15 @@ describe('routing and error bodies', () => {
     expect(logged).toEqual([expect.objectContaining({ requestId: 'missing-file-1', reason: 'tenant file missing' })])
   })
 
+  test('a file of a schema version this release does not know: the 503 says so in words', async () => {
+    const { org, token: newerToken } = server.organisation()
+    const db = new Database(tenantFilePath(server.dataDir, org.id))
+    db.exec('PRAGMA user_version = 99')
+    db.close()
+    const body = await expectErrorShape(await server.get('/v1/queues', newerToken), 503, 'data_unavailable')
+    expect(body.message).toBe("The organisation's data cannot be read right now (its data file has a schema version this release does not know); try again later.")
+  })
+
   test('access log: one JSON line per request, with ids and never the token', async () => {
     server.logger.lines.length = 0
     await server.get('/v1/queues?svc_leak=svc_abcdefghijklmnopqrstuvwxyz', token, { 'X-Request-Id': 'log-check' })

@@ -51,7 +51,7 @@ async function expectRefused(path: string, columns: string[]): Promise<void> {
   expect(response.headers.get('content-type')).toStartWith('application/json')
   const body = (await response.json()) as { error: string; message: string; requestId: string }
   expect(body.error).toBe('data_unavailable')
-  expect(body.message).toContain('holding a row that breaks the tenant contract')
+  expect(body.message).toContain('(its data file holds a row that breaks the tenant contract)')
   refusedIds.add(body.requestId)
   // Logged once per row and rule (as every reason a file cannot be served), with the request that met it first.
   const logged = server.logger.lines

@@ -20,7 +20,8 @@ let token: string
 beforeAll(async () => {
   file = buildCompiledFile()
   dataDir = join(file.emptyDir, 'data')
-  server = await startServerProcess({ DATA_DIR: dataDir }, { argv: [file.path], cwd: file.emptyDir })
+  // Standard error is a pipe here, not a terminal: the sample organisation is asked for.
+  server = await startServerProcess({ DATA_DIR: dataDir, SAMPLE_DATA: 'on' }, { argv: [file.path], cwd: file.emptyDir })
   const created = file.run(['admin', 'token', 'create', '--org', 'sample', '--name', 'compiled', '--json'], { DATA_DIR: dataDir })
   expect(created.status).toBe(0)
   token = JSON.parse(created.stdout).token
@@ -77,7 +78,7 @@ describe('dist/queue-api serves as npm start does', () => {
     expect(unknown).toEqual({ status: 2, stdout: '', stderr: 'queue-api: unknown command "serve-me" (queue-api --help lists them)\n' })
     const extra = file.run(['serve', '--port', '80'])
     expect(extra.status).toBe(2)
-    expect(extra.stderr).toBe('queue-api: serve takes no arguments (got "--port"); the server is configured by environment variables\n')
+    expect(extra.stderr).toBe('queue-api: the server takes no arguments (got "--port"); it is configured by environment variables\n')
     const admin = file.run(['admin', 'org', 'frobnicate'], { DATA_DIR: dataDir })
     expect(admin).toEqual({ status: 2, stdout: '', stderr: 'admin: unknown command "org frobnicate" (admin --help lists the commands)\n' })
     expect(file.run(['--help']).stdout).toContain('queue-api admin <command>')

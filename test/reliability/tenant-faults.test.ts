@@ -100,7 +100,7 @@ describe('broken tenant files', () => {
       const body = (await response.json()) as { message: string }
       expect(body).toMatchObject({ error: 'data_unavailable' })
       // The kind of failure, in the service's words: never a path, nor SQLite's own message.
-      expect(body.message).toMatch(/\(its data file is (missing|damaged|busy|unreadable|unknown schema version)\)/)
+      expect(body.message).toMatch(/\(its data file (is missing|is damaged|is busy|cannot be read|has a schema version this release does not know)\)/)
       expect(body.message).not.toContain(server.dataDir)
       expect(body.message).not.toContain('SQLITE')
     }

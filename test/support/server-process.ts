@@ -38,7 +38,8 @@ export async function startServerProcess(env: Record<string, string>, command: S
   })()
   const deadline = Date.now() + 15_000
   while (!base) {
-    const match = /"event":"listening","url":"([^"]+)"/.exec(output)
+    // `started` is said at every LOG_LEVEL but silent; `listening` only at info and below.
+    const match = /"event":"(?:listening|started)"[^\n]*?"url":"([^"]+)"/.exec(output)
     if (match) base = match[1]
     else if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server process did not start: ${output}`)
     else await Bun.sleep(10)
