@@ -15,6 +15,7 @@ import { escapeTerminal } from './cli/terminal-text.ts'
 import { assertDirectoryOrAbsent, describeStartUpFailure, type StartStep } from './start-up-failure.ts'
 import { invokedAs } from './cli/invoked-as.ts'
 import { announceStart } from './server/start-line.ts'
+import { tcpMigrateReq } from './server/tcp-migrate.ts'
 import { serveArgumentsProblem, serveUsage } from './cli/serve-usage.ts'
 
 /** Entry point: load the configuration, build the app, listen, and shut down gracefully. */
@@ -134,7 +135,7 @@ if (worker === undefined) {
       })
       if (sample) process.stderr.write(escapeTerminal(sampleInstructions(sample, urlOf(port), Date.now(), invokedAs('admin'))))
     },
-    started: (port) => announceStart(config, sink.write, urlOf(port)),
+    started: (port) => announceStart(config, sink.write, urlOf(port), tcpMigrateReq()),
   })
 }
 // A worker from here on.
