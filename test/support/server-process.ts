@@ -41,7 +41,10 @@ export async function startServerProcess(env: Record<string, string>, command: S
     // `started` is said at every LOG_LEVEL but silent; `listening` only at info and below.
     const match = /"event":"(?:listening|started)"[^\n]*?"url":"([^"]+)"/.exec(output)
     if (match) base = match[1]
-    else if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server process did not start: ${output}`)
+    else if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL') // not left serving after the test failed
+      throw new Error(`server process did not start: ${output}`)
+    }
     else await Bun.sleep(10)
   }
   return {
