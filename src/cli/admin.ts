@@ -86,10 +86,14 @@ export function runAdminProcess(argv: string[]): number {
   }
   try {
     // Root runs admin as the directory's owner, the service (db/data-directory-owner.ts).
-    if (!argv.includes('--help')) becomeDataDirectoryOwner(dataDir)
+    if (!argv.includes('--help')) {
+      assertDirectoryOrAbsent(dataDir)
+      becomeDataDirectoryOwner(dataDir)
+    }
   } catch (error) {
-    if (!(error instanceof DataDirectoryError)) throw error
-    process.stderr.write(errorText('configuration', error.message, argv.includes('--json')))
+    const line = error instanceof DataDirectoryError ? error.message : describeStartUpFailure(error, { dataDir })
+    if (line === undefined) throw error
+    process.stderr.write(errorText('configuration', line, argv.includes('--json')))
     return 2
   }
   return runAdmin(argv, {
