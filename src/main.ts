@@ -12,7 +12,7 @@ import { IN_COMPILED_FILE } from './web/served-files.ts'
 import { DataDirectoryError, ensureWritableDataDirectory } from './db/writable-data-directory.ts'
 import { logSchemaCensus, takeSchemaCensus } from './tenant/schema-census.ts'
 import { escapeTerminal } from './cli/terminal-text.ts'
-import { assertDirectoryOrAbsent, describeStartUpFailure, type StartStep } from './start-up-failure.ts'
+import { assertDirectoryOrAbsent, assertWritableFileSystem, describeStartUpFailure, type StartStep } from './start-up-failure.ts'
 import { invokedAs } from './cli/invoked-as.ts'
 import { announceStart } from './server/start-line.ts'
 import { tcpMigrateReq } from './server/tcp-migrate.ts'
@@ -76,6 +76,7 @@ if (worker === undefined) {
   try {
     atStart(dataDirStep, () => {
       assertDirectoryOrAbsent(config.dataDir)
+      if (!config.readOnly) assertWritableFileSystem(config.dataDir)
       ensureWritableDataDirectory(config.dataDir, { readOnly: config.readOnly })
     })
   } catch (error) {

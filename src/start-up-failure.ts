@@ -1,5 +1,5 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, resolve } from 'node:path'
 
 /**
  * A start that the host refuses (an address that is not this machine's, a data directory below a
@@ -71,8 +71,28 @@ export function describeStartUpFailure(error: unknown, step: StartStep): string 
   const path = (error as CodedError).path
   // The file that failed when it is one inside the directory; the directory's own name otherwise.
   const where = typeof path === 'string' && path !== directory ? ` (${path})` : ''
-  const fix = setting.startsWith('--') ? `give ${setting} a path in a directory this user can write` : `set ${setting} to a directory this user can write`
+  const fix = setting.startsWith('--')
+    ? `give ${setting} a path in a directory this user can write`
+    : code === 'EROFS' && setting === 'DATA_DIR'
+      ? 'set DATA_DIR to a directory on a writable file system, or READ_ONLY=1 to serve a replica\'s copy'
+      : `set ${setting} to a directory this user can write`
   return `${setting} ${directory}${where} ${problem} (${code}): ${fix}`
+}
+
+/**
+ * A directory to be written that lies on a read-only file system: refused as such (EROFS) before
+ * the checks of its owner and mode, whose advice (chown) would not help. Asked of the directory,
+ * or of its nearest ancestor that exists when it is still to be made.
+ */
+export function assertWritableFileSystem(path: string): void {
+  let existing = resolve(path)
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing)
+  try {
+    accessSync(existing, constants.W_OK)
+  } catch (error) {
+    // Only the file system's answer: a permission is the owner checks' to explain.
+    if (codeOf(error) === 'EROFS') throw Object.assign(new Error(`EROFS: read-only file system, ${path}`), { code: 'EROFS', path })
+  }
 }
 
 /**

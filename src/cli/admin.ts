@@ -9,7 +9,7 @@ import { invokedAs } from './invoked-as.ts'
 import { escapeTerminal, terminalSafeJson } from './terminal-text.ts'
 import { UsageError } from './args.ts'
 import { RestoreFailedError } from '../replica/restore.ts'
-import { assertDirectoryOrAbsent, describeStartUpFailure } from '../start-up-failure.ts'
+import { assertDirectoryOrAbsent, assertWritableFileSystem, describeStartUpFailure } from '../start-up-failure.ts'
 
 /**
  * How the admin CLI reports a failure: `usage` (wrong input, exit 2), `configuration` (the
@@ -50,6 +50,7 @@ export function runAdmin(argv: string[], io: AdminIo): number {
   try {
     // Checked before either kind of command: a replica's directory is trusted (and made private) alike.
     assertDirectoryOrAbsent(io.dataDir)
+    assertWritableFileSystem(io.dataDir)
     ensureWritableDataDirectory(io.dataDir)
     // What others chose (names, ids) reaches a terminal escaped (cli/terminal-text.ts).
     const out = (text: string) => io.out(escapeTerminal(text))

@@ -148,7 +148,7 @@ describe('the host refuses the server: one line naming the setting, exit 2', () 
   test.if(canMount)('DATA_DIR on a read-only file system (EROFS), and on a full one', async () => {
     const at = fresh('mount')
     mkdirSync(at)
-    expectRefusal(await serve({ DATA_DIR: join(at, 'data') }, inMount('ro,size=1m', at, [file.path])), new RegExp(`^DATA_DIR ${at}/data .*\\(EROFS\\)`))
+    expectRefusal(await serve({ DATA_DIR: join(at, 'data') }, inMount('ro,size=1m', at, [file.path])), new RegExp(`^DATA_DIR ${at}/data is on a read-only file system \\(EROFS\\): set DATA_DIR to a directory on a writable file system, or READ_ONLY=1 to serve a replica's copy$`, 'm'))
     expectRefusal(await serve({ DATA_DIR: join(at, 'data') }, inMount('size=8k', at, [file.path])), new RegExp(`^DATA_DIR ${at}/data: control\\.sqlite .*the file system is full \\(SQLITE_`))
   })
 })
@@ -173,7 +173,7 @@ describe('the host refuses admin and sync: one line, exit 2', () => {
   test.if(canMount)('admin: a read-only and a full file system', () => {
     const at = fresh('mount')
     mkdirSync(at)
-    expectRefusal(admin(join(at, 'data'), inMount('ro,size=1m', at, [file.path])), /^admin: DATA_DIR .*\(EROFS\)/)
+    expectRefusal(admin(join(at, 'data'), inMount('ro,size=1m', at, [file.path])), /^admin: DATA_DIR .* is on a read-only file system \(EROFS\): set DATA_DIR to a directory on a writable file system/)
     expectRefusal(admin(join(at, 'data'), inMount('size=8k', at, [file.path])), /^admin: DATA_DIR .*the file system is full \(SQLITE_/)
   })
 
