@@ -8,6 +8,8 @@ import { browserSetup, chromiumAvailable, openPage, seriousViolations, setRange,
  * an offset is refused, naming the zones it may mean.
  */
 
+const SIZES = { laptop: { width: 1366, height: 768 }, phone: { width: 390, height: 844 } } as const
+
 describe.skipIf(!chromiumAvailable)('zone names on the page', () => {
   const setup = browserSetup({ server: {} })
 
@@ -32,26 +34,31 @@ describe.skipIf(!chromiumAvailable)('zone names on the page', () => {
     expect(download.suggestedFilename()).toBe('tickets_20260228T183000Z_20260305T183000Z_names_Asia-Kolkata.csv')
   })
 
-  test('IST and an offset are refused with the zones they may mean; the old name is taken as the new', async () => {
-    const { page } = await openPage(setup.browser, setup.server.base, { timezoneId: 'Europe/Dublin' })
-    const zone = page.getByLabel('Time zone')
-    await zone.fill('IST')
-    await zone.press('Enter')
-    await page.getByRole('alert').filter({ hasText: '“IST” is an abbreviation, not a time zone, and more than one place uses it: type or pick the place\'s zone, such as Asia/Kolkata, Asia/Jerusalem or Europe/Dublin; the days stay in Europe/Dublin.' }).waitFor()
-    expect(await zone.getAttribute('aria-invalid')).toBe('true')
-    expect(await page.locator('#zone-help').textContent()).toContain('local days in Europe/Dublin')
-    expect(await page.evaluate(() => sessionStorage.getItem('queue-analytics-zone'))).toBeNull()
-    expect(await seriousViolations(page)).toEqual([])
+  for (const [size, viewport] of Object.entries(SIZES)) {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      test(`${size}, ${colorScheme}: IST and an offset are refused with the zones they may mean; the old name is taken as the new`, async () => {
+        const { page } = await openPage(setup.browser, setup.server.base, { timezoneId: 'Europe/Dublin', viewport, colorScheme })
+        const zone = page.getByLabel('Time zone')
+        await zone.fill('IST')
+        await zone.press('Enter')
+        await page.getByRole('alert').filter({ hasText: '“IST” is an abbreviation, not a time zone, and more than one place uses it: type or pick the place\'s zone, such as Asia/Kolkata, Asia/Jerusalem or Europe/Dublin; the days stay in Europe/Dublin.' }).waitFor()
+        expect(await zone.getAttribute('aria-invalid')).toBe('true')
+        expect(await page.locator('#zone-help').textContent()).toContain('local days in Europe/Dublin')
+        expect(await page.evaluate(() => sessionStorage.getItem('queue-analytics-zone'))).toBeNull()
+        expect(await seriousViolations(page)).toEqual([])
 
-    await zone.fill('+05:30')
-    await zone.press('Enter')
-    await page.getByRole('alert').filter({ hasText: '“+05:30” is an offset, not a time zone: it knows no daylight saving time.' }).waitFor()
+        await zone.fill('+05:30')
+        await zone.press('Enter')
+        await page.getByRole('alert').filter({ hasText: '“+05:30” is an offset, not a time zone: it knows no daylight saving time.' }).waitFor()
 
-    await zone.fill('asia/calcutta')
-    await zone.press('Enter')
-    expect(await zone.inputValue()).toBe('Asia/Kolkata')
-    expect(await zone.getAttribute('aria-invalid')).toBeNull()
-    expect(await page.locator('#zone-help').textContent()).toContain('Days are local days in Asia/Kolkata')
-    expect(await page.evaluate(() => sessionStorage.getItem('queue-analytics-zone'))).toBe('Asia/Kolkata')
-  })
+        await zone.fill('asia/calcutta')
+        await zone.press('Enter')
+        expect(await zone.inputValue()).toBe('Asia/Kolkata')
+        expect(await zone.getAttribute('aria-invalid')).toBeNull()
+        expect(await page.locator('#zone-help').textContent()).toContain('Days are local days in Asia/Kolkata')
+        expect(await page.evaluate(() => sessionStorage.getItem('queue-analytics-zone'))).toBe('Asia/Kolkata')
+        expect(await seriousViolations(page)).toEqual([])
+      })
+    }
+  }
 })
