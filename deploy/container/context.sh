@@ -18,8 +18,13 @@ cp "$binary" "$rootfs/usr/local/bin/queue-api"
 # The C library and loader the file links, and the C++ runtime that DuckDB's library (inside
 # the file, loaded by `queue-api sync`) needs; each at the path the loader looks for it.
 libraries=$(ldd "$binary" | grep -o '/[^ ]*')
+# The loader's cache read whole first: `ldconfig -p | grep -m1` under pipefail failed at random,
+# ldconfig dying of SIGPIPE when grep stopped reading before it had written everything.
+cache=$(ldconfig -p)
 for name in libstdc++.so.6 libgcc_s.so.1; do
-  libraries+=$'\n'$(ldconfig -p | grep -m1 -F "$name (" | grep -o '/[^ ]*$')
+  path=$(awk -v want="$name" '$1 == want { print $NF; exit }' <<<"$cache")
+  [ -n "$path" ] || { echo "context.sh: ldconfig -p lists no $name (install libstdc++6)" >&2; exit 1; }
+  libraries+=$'\n'$path
 done
 for library in $libraries; do
   mkdir -p "$rootfs$(dirname "$library")"

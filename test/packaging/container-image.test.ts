@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, readdirSync, statSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { buildCompiledFile, type CompiledFile } from '../support/compiled-file.ts'
@@ -41,6 +42,21 @@ test('context.sh without its two arguments: its usage on one line, exit 2', () =
   expect(run.exitCode).toBe(2)
   expect(run.stderr.toString()).toStartWith('usage: bash deploy/container/context.sh <compiled file')
   expect(run.stderr.toString().trimEnd().split('\n')).toHaveLength(1)
+})
+
+test('context.sh passes 20 runs in a row, each gathering the C++ runtime (it failed at random when ldconfig died of SIGPIPE under pipefail)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'context-'))
+  try {
+    for (let run = 1; run <= 20; run++) {
+      const result = Bun.spawnSync(['bash', join(ROOT, 'deploy', 'container', 'context.sh'), '/bin/sh', join(dir, 'context')], { stdout: 'pipe', stderr: 'pipe' })
+      expect({ run, status: result.exitCode, stderr: result.stderr.toString() }).toEqual({ run, status: 0, stderr: '' })
+      const libraries = readdirSync(join(dir, 'context', 'rootfs', 'lib', 'x86_64-linux-gnu'))
+      expect(libraries).toContain('libstdc++.so.6')
+      expect(libraries).toContain('libgcc_s.so.1')
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 describe.if(canRun)('the container image', () => {
