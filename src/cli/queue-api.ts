@@ -13,14 +13,15 @@ import { serveArgumentsProblem, serveUsage } from './serve-usage.ts'
 const USAGE = `usage: queue-api [serve]           the server, configured by the environment as npm start is
        queue-api admin <command>   the admin CLI (queue-api admin --help)
        queue-api sync [options]    the warehouse loader (queue-api sync --help)
-       queue-api health            exit 0 when the server of this environment's HOST and PORT is ready
+       queue-api health [--ready]  exit 0 when the server of this environment's HOST and PORT is alive (or ready)
        queue-api --version
 Each command's --help says more; every one exits 2 with one line on stderr when it cannot start.`
 
-const HEALTH_USAGE = `usage: queue-api health
-  Asks the server of this environment's HOST and PORT (0.0.0.0 and :: as loopback) how it is, within
-  5 s, as the image's HEALTHCHECK does. Exit status: 0 it answered well; 1 it did not, or nothing
-  answered (one line on stderr); 2 a bad setting.`
+const HEALTH_USAGE = `usage: queue-api health [--ready]
+  Asks the server of this environment's HOST and PORT (0.0.0.0 and :: as loopback), within 5 s,
+  whether it is alive (GET /healthz: the image's HEALTHCHECK, for restarting), or with --ready
+  whether it is ready (GET /readyz: for sending it traffic). Exit status: 0 it answered well; 1 it
+  did not, or nothing answered (one line on stderr); 2 a bad setting.`
 
 const [command, ...rest] = process.argv.slice(2)
 const wantsHelp = rest.includes('--help') || rest.includes('-h')
@@ -53,8 +54,9 @@ switch (command) {
   case 'health':
     // Asked for help, or given what it does not take, it probes nothing.
     if (wantsHelp) process.stdout.write(HEALTH_USAGE + '\n')
-    else if (rest.length > 0) refuse(`health takes no arguments (got "${rest[0]}"); it asks the server of this environment's HOST and PORT`)
-    else process.exitCode = await (await import('./health-check.ts')).runHealthCheck()
+    else if (rest.length > 1 || (rest.length === 1 && rest[0] !== '--ready')) {
+      refuse(`health takes only --ready (got "${rest.find((arg) => arg !== '--ready') ?? rest[1]}"); it asks the server of this environment's HOST and PORT`)
+    } else process.exitCode = await (await import('./health-check.ts')).runHealthCheck({ ready: rest[0] === '--ready' })
     break
   case '--version':
     process.stdout.write(`queue-api ${SERVICE_VERSION} (revision ${serviceRevision()})\n`)

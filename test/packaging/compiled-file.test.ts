@@ -60,12 +60,12 @@ describe('dist/queue-api serves as npm start does', () => {
     expect(JSON.parse(run.stdout).tickets.inserted).toBeGreaterThan(0)
   })
 
-  test('queue-api health: 0 while the configured server is ready, 1 (one line) when nothing answers', async () => {
+  test('queue-api health: 0 while the configured server is alive, 1 (one line) when nothing answers', async () => {
     const port = new URL(server.base).port
     expect(file.run(['health'], { PORT: port }).status).toBe(0)
     const closed = file.run(['health'], { PORT: '1' })
     expect(closed.status).toBe(1)
-    expect(closed.stderr).toMatch(/^queue-api health: no answer from http:\/\/127\.0\.0\.1:1\/readyz: .*\n$/)
+    expect(closed.stderr).toMatch(/^queue-api health: no answer from http:\/\/127\.0\.0\.1:1\/healthz: .*\n$/)
   })
 
   test('--version names the release and the commit it was built from', () => {

@@ -207,10 +207,10 @@ describe('--help on every command: usage naming queue-api, exit 0, nothing done'
     try {
       const result = run([file.path, 'health', '--help'], { PORT: String(held.port) })
       expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' })
-      expect(result.stdout).toStartWith('usage: queue-api health\n')
+      expect(result.stdout).toStartWith('usage: queue-api health [--ready]\n')
       await Bun.sleep(100)
       expect(held.connections()).toBe(0)
-      expectRefusal(run([file.path, 'health', 'now'], { PORT: String(held.port) }), /^queue-api: health takes no arguments \(got "now"\)/)
+      expectRefusal(run([file.path, 'health', 'now'], { PORT: String(held.port) }), /^queue-api: health takes only --ready \(got "now"\)/)
       expect(held.connections()).toBe(0)
     } finally {
       held.close()
