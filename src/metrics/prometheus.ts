@@ -87,6 +87,13 @@ export function createServiceMetrics(): ServiceMetrics {
     help: 'Requests answered 503 data_unavailable because a tenant file could not be served.',
     registers,
   })
+  // Each 503 with a cause an alert of its own names, so that the 5xx-ratio alert can tell it from
+  // any other 5xx (deploy/prometheus/alerts.yml).
+  const limitsUnavailable = new Counter({
+    name: 'queue_api_limits_unavailable_total',
+    help: 'Operations answered 503 limits_unavailable because the limits store did not answer.',
+    registers,
+  })
   new Gauge({
     name: 'queue_api_build_info',
     help: 'Always 1; the labels say which release (version) and which commit (revision) runs.',
@@ -142,6 +149,9 @@ export function createServiceMetrics(): ServiceMetrics {
     },
     tenantUnavailable() {
       tenantUnavailable.inc()
+    },
+    limitsUnavailable() {
+      limitsUnavailable.inc()
     },
     observeTenantPool(read: () => number) {
       openConnections = read

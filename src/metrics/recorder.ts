@@ -43,6 +43,8 @@ export interface MetricsRecorder {
   tenantOpened(): void
   /** A request was answered 503 `data_unavailable` because a tenant file could not be served. */
   tenantUnavailable(): void
+  /** An operation was answered 503 `limits_unavailable` (the limits store does not answer: fail closed). */
+  limitsUnavailable(): void
   /** Reads the number of open tenant connections when metrics are collected. */
   observeTenantPool(openConnections: () => number): void
 }
@@ -65,5 +67,6 @@ export const noMetrics: MetricsRecorder = {
   limitsBackendUp() {},
   tenantOpened() {},
   tenantUnavailable() {},
+  limitsUnavailable() {},
   observeTenantPool() {},
 }

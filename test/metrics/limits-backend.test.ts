@@ -86,7 +86,10 @@ describe('control.sqlite refusing writes (another process holds its write lock)'
         expect((await server.get('/v1/queues', paid)).status).toBe(200)
         await Bun.sleep(PROBE_MS) // a probe meanwhile finds the store still failing
       }
-      expect(valueOf(await server.scrape(), 'queue_api_limits_backend_up')).toBe(0)
+      const samples = await server.scrape()
+      expect(valueOf(samples, 'queue_api_limits_backend_up')).toBe(0)
+      // Each 503 counted by its cause, which the 5xx-ratio alert subtracts from its own.
+      expect(valueOf(samples, 'queue_api_limits_unavailable_total')).toBe(3)
       expect(outageLines(server)).toEqual(['limits_unavailable control.sqlite'])
     } finally {
       holder.exec('ROLLBACK')

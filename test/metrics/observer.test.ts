@@ -20,17 +20,20 @@ function answered(path: string, status: number, error?: ApiError, bodyEnded?: Pr
 }
 
 describe('metricsObserver', () => {
-  test('503 data_unavailable counts as a tenant file unavailable on an operation, not on /readyz (the control store)', async () => {
+  test('503 data_unavailable counts as a tenant file unavailable on an operation, not on /readyz (the control store); 503 limits_unavailable as the limits failing closed, on an operation only', async () => {
     const metrics = createServiceMetrics()
     const observe = metricsObserver(metrics.recorder)
     observe(answered('/readyz', 503, new ApiError('data_unavailable', 'The control store cannot be read.')))
     observe(answered('/v1/tickets', 503, new ApiError('data_unavailable', 'missing')))
     observe(answered('/v1/queues', 503, new ApiError('limits_unavailable', 'down')))
+    observe(answered('/readyz', 503, new ApiError('limits_unavailable', 'down')))
     // control.sqlite unreadable on an operation: the same body, not a tenant file.
     observe(answered('/v1/queues', 503, toApiError(new ControlStoreUnavailableError(), memoryLogger('debug'), 'r-1')))
     const samples = parseScrape(await metrics.registry.metrics()).samples
     expect(valueOf(samples, 'queue_api_tenant_unavailable_total')).toBe(1)
-    expect(valueOf(samples, 'queue_api_requests_total', { operation: 'other', status: '503' })).toBe(1)
+    // limits_unavailable likewise: the operation's refusal, not /readyz's.
+    expect(valueOf(samples, 'queue_api_limits_unavailable_total')).toBe(1)
+    expect(valueOf(samples, 'queue_api_requests_total', { operation: 'other', status: '503' })).toBe(2)
     expect(valueOf(samples, 'queue_api_requests_total', { operation: 'tickets', status: '503' })).toBe(1)
     expect(valueOf(samples, 'queue_api_requests_total', { operation: 'queues', status: '503' })).toBe(2)
     expect(valueOf(samples, 'queue_api_limit_rejections_total', { reason: 'rate_limited' })).toBe(0)
