@@ -6,7 +6,7 @@ import { assertPortFree, PortInUseError } from './http/port-in-use.ts'
 import { ControlStore, ControlStoreError } from './control/store.ts'
 import { stopWhenOrphaned, superviseWorkers, supervisorPid, workerIndex } from './server/workers.ts'
 import { announceListening } from './server/worker-messages.ts'
-import { HANDOVER_MS } from './server/drain.ts'
+import { HANDOVER_MS, ORPHAN_STOP_MS } from './server/drain.ts'
 import { parentMetrics, serverMetrics } from './metrics/setup.ts'
 import { IN_COMPILED_FILE } from './web/served-files.ts'
 import { DataDirectoryError, ensureWritableDataDirectory } from './db/writable-data-directory.ts'
@@ -146,10 +146,12 @@ const app = openingDataDir(() => createApp({ config, logger, metrics: metrics.re
 // restart, with the worker this one replaces.
 const server = atStart(listenStep, () => app.listen(config.port, { reusePort: true }))
 logger.info('listening', { url: urlOf(server.port ?? config.port), pid: process.pid })
-announceListening()
 // SIGHUP is the supervisor's (a rolling restart replaces this worker); sent here too, to a whole
 // cgroup say, it would otherwise kill the worker at once.
 process.on('SIGHUP', () => {})
+// stdout is the supervisor's pipe: once the supervisor is gone a write fails (EPIPE), which must
+// not end this worker with a stack trace; the orphan's stop below follows.
+process.stdout.on('error', () => {})
 
 let stopping = false
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -178,5 +180,16 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       )
   })
 }
-// After the handlers above: a worker orphaned already drains as on SIGTERM.
-stopWhenOrphaned(supervisorPid() ?? process.ppid, () => process.kill(process.pid, 'SIGTERM'))
+// Supervisor gone (any signal, kill -9 too): nobody passes a stop on, reads the log or keeps the
+// counts, and a restarted service starts workers of its own. Gone within a second: no handover,
+// half a second for what is in flight, then out (a drain already running is cut short too).
+stopWhenOrphaned(supervisorPid() ?? process.ppid, () => {
+  setTimeout(() => process.exit(0), ORPHAN_STOP_MS).unref()
+  if (stopping) return
+  stopping = true
+  void app.close(ORPHAN_STOP_MS, { handoverMs: 0 }).finally(() => process.exit(0))
+})
+// Only now, with the handlers above in place: Bun installs a signal handler after an IPC message
+// sent before it in the same turn, so a supervisor stopping at once on hearing this would have
+// killed the worker outright (the rolling restart's replacement; the shutdown then exited 1).
+announceListening()

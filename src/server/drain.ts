@@ -12,6 +12,9 @@ import type { Server } from 'bun'
 /** How long a worker's drain keeps accepting, answering with `Connection: close`, before it stops listening. */
 export const HANDOVER_MS = 1000
 
+/** How long a worker whose supervisor is gone gives what is in flight before it exits (no handover: nobody else listens). */
+export const ORPHAN_STOP_MS = 500
+
 type Answer = (request: Request) => Promise<Response>
 
 export interface Drainable {

@@ -30,13 +30,21 @@ export function childrenOf(pid: number): number[] {
   }
 }
 
-/** Whether a process of this pid is running. */
+/**
+ * Whether a process of this pid is running: one that has exited but is not yet reaped (a zombie,
+ * which an orphan stays until the init process of a container or sandbox gets to it) is not.
+ */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch {
     return false
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
+  } catch {
+    return false // gone meanwhile
   }
 }
 
