@@ -93,7 +93,8 @@ describe('the statements of docs/architecture.md that the code can check', () =>
     const paragraph = markdown.split('\n\n').find((text) => text.includes('Outside `http/`, these'))!
     const listed = [...paragraph.matchAll(/`(src\/[^`]+\.ts)`/g)].map((match) => match[1]!).sort()
     const importing = filesUnder('src', '.ts').filter(
-      (path) => !path.startsWith('src/http/') && /from '(\.\.\/)+http\//.test(readFileSync(join(ROOT, path), 'utf8')),
+      // `./http/` (src/app.ts, src/main.ts) as well as `../http/`, and a dynamic import().
+      (path) => !path.startsWith('src/http/') && /(?:from |import\()'(?:\.\.?\/)+http\//.test(readFileSync(join(ROOT, path), 'utf8')),
     )
     expect(listed).toEqual(importing)
   })
