@@ -15,6 +15,8 @@ export interface LoadCounts {
   failed: Record<string, number>
   /** Answers that carried `Connection: close` (a draining worker telling a keep-alive client to reconnect). */
   toldToClose: number
+  /** Connections the clients opened or tried to (what a reset queue on a closing listener fails). */
+  newConnections: number
 }
 
 export interface LoadOptions {
@@ -29,7 +31,7 @@ export const failedCount = (counts: LoadCounts) => Object.values(counts.failed).
 
 /** Starts the clients; `stop` lets each finish its request in progress and returns the counts. */
 export function startLoad(options: LoadOptions): { counts: LoadCounts; stop(): Promise<LoadCounts> } {
-  const counts: LoadCounts = { ok: 0, failed: {}, toldToClose: 0 }
+  const counts: LoadCounts = { ok: 0, failed: {}, toldToClose: 0, newConnections: 0 }
   let running = true
   const fail = (cause: string) => (counts.failed[cause] = (counts.failed[cause] ?? 0) + 1)
   const url = new URL(options.base)
@@ -41,7 +43,10 @@ export function startLoad(options: LoadOptions): { counts: LoadCounts; stop(): P
     let connection: Connection | undefined
     while (running) {
       try {
-        connection ??= await Connection.open(url.hostname, Number(url.port))
+        if (!connection) {
+          counts.newConnections++
+          connection = await Connection.open(url.hostname, Number(url.port))
+        }
         const answer = await connection.exchange(head(!keepAlive))
         if (answer.status >= 200 && answer.status < 300) counts.ok++
         else fail(`${kind}: status ${answer.status}`)

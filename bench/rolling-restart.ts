@@ -61,7 +61,7 @@ try {
   const counts = await load.stop()
   const failed = reloadsDone() === reloads ? failedCount(counts) : NaN
   console.log(
-    JSON.stringify({ workers, seconds, reloads, tcpMigrateReq: tcpMigrateReq() ?? 'unknown', requests: counts.ok + failedCount(counts), failed, byCause: counts.failed, toldToClose: counts.toldToClose }),
+    JSON.stringify({ workers, seconds, reloads, tcpMigrateReq: tcpMigrateReq() ?? 'unknown', requests: counts.ok + failedCount(counts), newConnections: counts.newConnections, failed, byCause: counts.failed, toldToClose: counts.toldToClose }),
   )
 } finally {
   await server.stop()
