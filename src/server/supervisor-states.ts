@@ -8,7 +8,7 @@
  * Phases: `starting` (the first workers not all listening yet) → `running` → `stopping` (a
  * SIGTERM/SIGINT passed on once: the workers drain) → `forced` (a second one). From `starting`,
  * a worker that exits before it listens leads to `failed`: the others are stopped and the
- * supervisor exits with that worker's status. A rolling restart (SIGHUP) is a sub-state of
+ * supervisor exits with that worker's status (one killed by a signal is restarted instead). A rolling restart (SIGHUP) is a sub-state of
  * `running`: the index whose replacement is starting, and whether another was asked for since.
  */
 
@@ -208,9 +208,11 @@ export function transition(state: SupervisorState, event: SupervisorEvent): Tran
         if (state.reload?.replacement !== worker.id) return { state: gone, effects: [] }
         return endReload(gone, [log('error', 'reload_failed', exitFields(worker))], event.at)
       }
-      if (state.phase === 'starting' && !worker.listened) {
-        // A worker that cannot start (the port, the data directory): the service cannot either.
-        const failed: SupervisorState = { ...gone, phase: 'failed', exitCode: event.code === 0 || event.code === null ? 1 : event.code }
+      if (state.phase === 'starting' && !worker.listened && event.code !== null) {
+        // A worker that cannot start (the port, the data directory: it exits with a status): the
+        // service cannot either. One killed by a signal (the OOM killer, an operator, perhaps
+        // after it listened but before its message arrived) is restarted like any other death.
+        const failed: SupervisorState = { ...gone, phase: 'failed', exitCode: event.code === 0 ? 1 : event.code }
         const effects: Effect[] = [log('error', 'worker_failed_to_start', exitFields(worker)), ...live.map((other): Effect => ({ type: 'kill', id: other.id, signal: 'SIGTERM' }))]
         return finishIfEmpty(failed, effects)
       }

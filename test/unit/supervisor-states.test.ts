@@ -61,13 +61,22 @@ describe('starting', () => {
     expect(brief(both.effects)).toEqual(['ready'])
   })
 
-  test('a worker exiting before it listens: failed, the others stopped, exit with its status (1 for 0 or a signal)', () => {
+  test('a worker exiting with a status before it listens: failed, the others stopped, exit with its status (1 for 0)', () => {
     const failed = run(initialState(2, 30_000), { type: 'start', at }, { type: 'exited', id: 1, code: 2, at })
     expect(failed.state.phase).toBe('failed')
     expect(brief(failed.effects)).toEqual(['spawn 1 0', 'spawn 2 1', 'log worker_failed_to_start', 'kill 2 SIGTERM'])
     expect(brief(run(failed.state, { type: 'exited', id: 2, code: 0, at }).effects)).toEqual(['exit 2'])
-    const bySignal = run(initialState(1, 30_000), { type: 'start', at }, { type: 'exited', id: 1, code: null, at })
-    expect(brief(bySignal.effects)).toEqual(['spawn 1 0', 'log worker_failed_to_start', 'exit 1'])
+    const zero = run(initialState(1, 30_000), { type: 'start', at }, { type: 'exited', id: 1, code: 0, at })
+    expect(brief(zero.effects)).toEqual(['spawn 1 0', 'log worker_failed_to_start', 'exit 1'])
+  })
+
+  test('a worker killed by a signal before its listening was heard (it may have listened already): restarted, the start goes on', () => {
+    const killed = run(initialState(2, 30_000), { type: 'start', at }, { type: 'listening', id: 2, at }, { type: 'exited', id: 1, code: null, at })
+    expect(killed.state.phase).toBe('starting')
+    expect(brief(killed.effects).slice(-2)).toEqual(['log worker_exited', 'restart 0 in 100'])
+    const restarted = run(killed.state, { type: 'restart_due', index: 0, at }, { type: 'listening', id: 3, at })
+    expect(restarted.state.phase).toBe('running')
+    expect(brief(restarted.effects)).toEqual(['spawn 3 0', 'restarted', 'log worker_restarted', 'ready'])
   })
 
   test('failed: a stop signal is passed to what is left, and the exit status stays the failed worker\'s', () => {
