@@ -53,6 +53,7 @@ async function startQuiet(env: Record<string, string>) {
 }
 
 const EXPORT = '/v1/exports/tickets.csv?from=2026-01-01&to=2026-03-31'
+const CONNECTION_PER_REQUEST_CLIENTS = 3
 
 describe('SIGHUP: a rolling restart', () => {
   test('WORKERS unset, under load: the worker is replaced by a new process, no request fails, keep-alive clients are told to close, an export in flight finishes whole', async () => {
@@ -62,7 +63,7 @@ describe('SIGHUP: a rolling restart', () => {
       expect(before).toHaveLength(1)
       const held = await RawHttpClient.get(server.base, EXPORT, { Authorization: `Bearer ${token}`, Connection: 'close' }, { paused: true })
       await eventually(() => server.output().includes('"path":"/v1/exports/tickets.csv"'), 10_000, 'the export to start')
-      const load = startLoad({ base: server.base, path: '/v1/queues', headers: { Authorization: `Bearer ${token}` }, keepAliveClients: 3, connectionPerRequestClients: 3 })
+      const load = startLoad({ base: server.base, path: '/v1/queues', headers: { Authorization: `Bearer ${token}` }, keepAliveClients: 3, connectionPerRequestClients: CONNECTION_PER_REQUEST_CLIENTS })
       await Bun.sleep(300)
       server.process.kill('SIGHUP')
       await eventually(() => server.output().includes('"event":"reload_complete"'), 15_000, 'the rolling restart')
@@ -76,9 +77,11 @@ describe('SIGHUP: a rolling restart', () => {
       if (tcpMigrateReq()) expect(counts.failed).toEqual({})
       else {
         // Without net.ipv4.tcp_migrate_req the kernel may reset a connection queued on the old
-        // worker's listener as it closes (docs/operations.md#rolling-restart): never anything else.
+        // worker's listener as it closes (docs/operations.md#rolling-restart): never anything else,
+        // and at most one per connection-per-request client, each having one connection at a time
+        // (the bound was 'fewer than 3' until a run on a loaded machine reset all 3).
         for (const cause of Object.keys(counts.failed)) expect(cause).toBe('connection per request: ECONNRESET')
-        expect(failedCount(counts)).toBeLessThan(3)
+        expect(failedCount(counts)).toBeLessThanOrEqual(CONNECTION_PER_REQUEST_CLIENTS)
       }
 
       // The old worker drains: the export it was streaming finishes whole, then it exits.
