@@ -26,14 +26,14 @@ function startPage(): void {
     {
       form: $('query-form'), from: $('from'), to: $('to'), toHelp: $('to-help'), zone: $('zone'), zoneNames: $('zone-names'), zoneHelp: $('zone-help'),
       places: $('places'), placesList: $('places-list'), statuses: $('statuses'), summary: $('summary'),
-      presets: $('presets'), rangeStatus: $('range-status'),
+      presets: $('presets'), rangeStatus: $('range-status'), dayZone: $('day-zone'), dayZoneHelp: $('day-zone-help'),
     },
     feedback,
   )
   const page = { feedback, token, range, actions }
   const preview = new PreviewController({ section: $('preview-section'), count: $('preview-count'), table: $('preview-table') }, page)
   new DownloadController({ download: buttons.download, saveAs: $('save-as'), withNames: $('with-names') }, page)
-  const charts = new ChartsController({ charts: buttons.charts, progressBar: $('progress-bar'), section: $('charts-section'), summary: $('charts-summary'), list: $('charts-list') }, page)
+  const charts = new ChartsController({ target: $('target-wait'), charts: buttons.charts, progressBar: $('progress-bar'), section: $('charts-section'), summary: $('charts-summary'), list: $('charts-list') }, page)
   range.onZone(() => charts.zoneChanged())
 
   token.onChange((organisation, forgotten) => {

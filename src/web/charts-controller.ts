@@ -11,6 +11,8 @@ import type { PageQuery } from './range-controller.ts'
 import { dayKey, localTimestamp, type DayNumber } from './zone.ts'
 
 export interface ChartsElements {
+  /** The target wait in minutes (the share called within it). */
+  target: HTMLInputElement
   charts: HTMLButtonElement
   progressBar: HTMLProgressElement
   section: HTMLElement
@@ -33,6 +35,28 @@ export class ChartsController {
     private readonly page: ActionContext,
   ) {
     els.charts.addEventListener('click', () => void this.charts())
+    // A new target redraws the charts on show, as a new zone does.
+    els.target.addEventListener('change', () => this.zoneChanged())
+    // Enter in the field takes the target; it does not submit the form (that would preview).
+    els.target.addEventListener('keydown', (event) => {
+      if (event.key !== 'Enter') return
+      event.preventDefault()
+      this.zoneChanged()
+    })
+  }
+
+  /** The target wait in minutes, or null after saying what to fix. */
+  private targetMinutes(): number | null {
+    const { target } = this.els
+    const minutes = target.valueAsNumber
+    if (Number.isFinite(minutes) && minutes >= 0 && minutes <= 1440) {
+      target.removeAttribute('aria-invalid')
+      return minutes
+    }
+    target.setAttribute('aria-invalid', 'true')
+    target.focus()
+    this.page.feedback.show('query', 'The target wait must be a number of minutes from 0 to 1440 (a day), such as 10 or 7.5.')
+    return null
   }
 
   /** A new zone redraws the charts on show (unless an action runs). */
@@ -51,12 +75,14 @@ export class ChartsController {
     feedback.clear()
     const query = range.read('charts')
     if (!query) return
+    const targetMinutes = this.targetMinutes()
+    if (targetMinutes === null) return
     await actions.runCancellable(async (signal) => {
       this.els.progressBar.value = 0
       this.els.progressBar.hidden = false
       feedback.progress('Asking the server for the tickets…')
       try {
-        await this.draw(query, signal)
+        await this.draw(query, targetMinutes, signal)
       } catch (error) {
         feedback.progress('')
         if ((error as Error | undefined)?.name === 'AbortError') feedback.show('query', 'The charts were cancelled; nothing was drawn.', 'info')
@@ -74,23 +100,28 @@ export class ChartsController {
   }
 
   /** Computes the charts of `query` in the days of its zone and draws them with their tables. */
-  private async draw(query: PageQuery, signal: AbortSignal): Promise<void> {
+  private async draw(query: PageQuery, targetMinutes: number, signal: AbortSignal): Promise<void> {
     const { feedback, token, range } = this.page
     const zone = query.clock.zone
-    const request = { token: token.token!, query: ticketQuery(query.params), zone, firstDay: query.range.firstDay, lastDay: query.range.lastDay, places: range.queuePlaces() }
+    const request = {
+      token: token.token!, query: ticketQuery(query.params), zone, firstDay: query.range.firstDay, lastDay: query.range.lastDay, places: range.queuePlaces(),
+      queueZones: query.zones ? range.queueZones(query.zones) : null,
+      targetMinutes,
+    }
     const [{ numbers, limits }, view] = await Promise.all([computeCharts(request, (progress) => this.showProgress(progress), signal), import('./charts/view.ts')])
     if (limits) token.noteLimits(limits)
     this.files ??= new view.NumbersFiles()
     this.els.section.hidden = false
     const count = `${numbers.tickets.toLocaleString()} ticket${numbers.tickets === 1 ? '' : 's'}`
     // What was asked, not the form as it is now: it may have been changed while the tickets were read.
-    this.els.summary.textContent = `${count} created ${describeRange(query.range)}, in days of ${zone}: ${query.selection}.`
+    this.els.summary.textContent = query.zones ? `${count} created ${describeRange(query.range)}: ${query.selection}.` : `${count} created ${describeRange(query.range)}, in days of ${zone}: ${query.selection}.`
     // Today, if in the range, is not over: its bar is marked, not read as a drop.
     const now = Date.now()
     const today = query.clock.local(now).day
     const partial = today >= query.range.firstDay && today <= query.range.lastDay ? { day: dayKey(today), until: localTimestamp(now, query.clock).slice(11, 16) } : null
-    view.drawCharts(this.els.list, numbers, numbersFileStem(query.range, zone), this.files, partial)
-    feedback.progress(numbers.tickets === 0 ? `No tickets match: the charts are empty. Selection: ${query.summary}.` : `Charts drawn from ${count} (days in ${zone}).`)
+    view.drawCharts(this.els.list, numbers, numbersFileStem(query.range, query.zones ? 'each-location' : zone), this.files, partial, Boolean(query.zones))
+    const days = query.zones ? "each location's own" : zone
+    feedback.progress(numbers.tickets === 0 ? `No tickets match: the charts are empty. Selection: ${query.summary}.` : `Charts drawn from ${count} (days in ${days}).`)
     this.els.section.scrollIntoView({ block: 'start' })
   }
 }

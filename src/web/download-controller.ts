@@ -55,8 +55,8 @@ export class DownloadController {
     let name = exported.name
     if (withNames) {
       const names = placeNames(token.organisation?.locations ?? [])
-      body = body.pipeThrough(namesAndLocalTimes({ locations: names.locations, queues: new Map([...names.queues].map(([id, queue]) => [id, queue.name])) }, query.clock))
-      name = namesFileName(exported.name, query.clock.zone)
+      body = body.pipeThrough(namesAndLocalTimes({ locations: names.locations, queues: new Map([...names.queues].map(([id, queue]) => [id, queue.name])) }, query.clock, query.zones?.byLocation ?? null, { first: query.range.firstDay, last: query.range.lastDay }))
+      name = namesFileName(exported.name, query.zones ? 'each-location' : query.clock.zone)
     }
     feedback.progress(canPickFile() ? `The server is ready: choose where to save ${name}.` : `Receiving ${name}…`)
     const saved = await saveExport({ body, name }, {
@@ -66,7 +66,7 @@ export class DownloadController {
     })
     const size = `${saved.rows.toLocaleString()} rows (${formatBytes(saved.bytes)})`
     const demo = exported.limits.demo ? ' It is marked as demo data.' : ''
-    const local = withNames ? ` Names and local times in ${query.clock.zone} added.` : ''
+    const local = withNames ? ` Names and local times in ${query.zones ? "each location's own time zone (column localTimeZone)" : query.clock.zone} added.` : ''
     feedback.progress(saved.picked
       ? `Saved ${saved.savedAs}: ${size}.${saved.savedAs === name ? '' : ` (The server named it ${exported.name}.)`}${local}${demo}`
       : `Downloaded ${saved.savedAs}: ${size}.${local}${demo}`)

@@ -7,7 +7,7 @@
 
 import { ByteKeys, CsvRecords, splitQuoted, type CsvRecord } from './charts/csv-rows.ts'
 import { UTF8_BOM, csvCell, csvRecord, startsFormula } from './csv-cells.ts'
-import { LocalTimestamps, type LocalClock } from './zone.ts'
+import { LocalClock, LocalTimestamps } from './zone.ts'
 
 export interface NamesOfPlaces {
   /** Location id → its name as the page shows it. */
@@ -62,27 +62,49 @@ function copiesAsIs(record: CsvRecord): boolean {
 }
 
 /** A transform from the export's CSV bytes to the file with names and local times (every cell formula-safe), starting with UTF8_BOM. */
-export function namesAndLocalTimes(names: NamesOfPlaces, clock: LocalClock): TransformStream<Uint8Array, Uint8Array> {
-  const local = new LocalTimestamps(clock)
+/**
+ * `locationZones` (location id → zone): each location's own local times, a `localTimeZone` column,
+ * and only the rows created in its own local days `days` (the export holds every location's days).
+ */
+export function namesAndLocalTimes(names: NamesOfPlaces, clock: LocalClock, locationZones: ReadonlyMap<string, string> | null = null, days: { first: number; last: number } | null = null): TransformStream<Uint8Array, Uint8Array> {
+  const chosen = new LocalTimestamps(clock)
+  // Each location's own local times when `locationZones` is given: one writer per zone, found
+  // with the location id's bytes, and a column saying the zone.
+  const writers = new Map<string, { local: LocalTimestamps; clock: LocalClock; cell: Uint8Array }>()
+  const decoder = new TextDecoder()
+  const ownTimes = locationZones && new ByteKeys((bytes) => {
+    const zone = locationZones.get(decoder.decode(bytes)) ?? clock.zone
+    let writer = writers.get(zone)
+    const own = new LocalClock(zone)
+    if (!writer) writers.set(zone, (writer = { local: new LocalTimestamps(own), clock: own, cell: encoder.encode(csvCell(zone)) }))
+    return writer
+  })
   const locationCells = nameCells(names.locations)
   const queueCells = nameCells(names.queues)
   const output = new Output()
-  let columns: { locationId: number; queueId: number; times: number[] } | null = null
+  let columns: { locationId: number; queueId: number; createdAt: number; times: number[] } | null = null
 
   const onRecord = (record: CsvRecord) => {
     if (!columns) {
       const fields = Array.from({ length: record.length }, (_, i) => record.field(i))
       const times = fields.flatMap((name, i) => (TIMESTAMP.test(name) ? [i] : []))
-      columns = { locationId: fields.indexOf('locationId'), queueId: fields.indexOf('queueId'), times }
-      output.write(encoder.encode(UTF8_BOM + csvRecord([...fields, 'locationName', 'queueName', ...times.map((i) => `${fields[i]}Local`)])))
+      columns = { locationId: fields.indexOf('locationId'), queueId: fields.indexOf('queueId'), createdAt: fields.indexOf('createdAt'), times }
+      output.write(encoder.encode(UTF8_BOM + csvRecord([...fields, 'locationName', 'queueName', ...times.map((i) => `${fields[i]}Local`), ...(ownTimes ? ['localTimeZone'] : [])])))
       return
+    }
+    const own = ownTimes ? record.lookup(columns.locationId, ownTimes)! : null
+    if (own && days) {
+      const created = record.instant(columns.createdAt)
+      const day = Math.floor((created + own.clock.offset(created)) / 86_400_000)
+      if (day < days.first || day > days.last) return
     }
     const raw = record.unquotedBytes()
     if (raw && copiesAsIs(record)) output.write(raw)
     else output.write(encoder.encode(csvRecord(raw ? Array.from({ length: record.length }, (_, i) => record.field(i)) : splitQuoted(record.text())).slice(0, -2)))
     const location = record.lookup(columns.locationId, locationCells)!
     const queue = record.lookup(columns.queueId, queueCells)!
-    output.reserve(location.length + queue.length + columns.times.length * 20 + 4)
+    const local = own ? own.local : chosen
+    output.reserve(location.length + queue.length + columns.times.length * 20 + (own ? own.cell.length + 1 : 0) + 4)
     const bytes = output.bytes
     let at = output.length
     bytes[at++] = COMMA
@@ -94,6 +116,11 @@ export function namesAndLocalTimes(names: NamesOfPlaces, clock: LocalClock): Tra
     for (const i of columns.times) {
       bytes[at++] = COMMA
       if (record.byteLength(i) > 0) at = local.writeInto(bytes, at, record.instant(i))
+    }
+    if (own) {
+      bytes[at++] = COMMA
+      bytes.set(own.cell, at)
+      at += own.cell.length
     }
     bytes[at++] = CRLF[0]!
     bytes[at++] = CRLF[1]!

@@ -26,6 +26,20 @@ export interface RangeElements {
   /** The quick ranges' buttons (data-preset) and the line that says what one set. */
   presets: HTMLElement
   rangeStatus: HTMLElement
+  /** "Days and hours": in the chosen zone, or in each location's own; and the line under it. */
+  dayZone: HTMLFieldSetElement
+  dayZoneHelp: HTMLElement
+}
+
+/** Days and hours in each location's own time zone (docs/page.md#each-location-in-its-own-time). */
+export interface DayZones {
+  /** Location id → the zone its days and hours are in: its own, or the chosen one. */
+  byLocation: Map<string, string>
+  /** Of the locations asked for, how many have no zone of their own and use the chosen one. */
+  fallback: number
+  /** How many locations are asked for, and in how many zones. */
+  locations: number
+  zones: number
 }
 
 /** What the form asks: the API's parameters, the local days and their zone, and the selection in words. */
@@ -35,6 +49,8 @@ export interface PageQuery {
   summary: string
   range: ReadRange
   clock: LocalClock
+  /** Set when days and hours are each location's own; null when they are the chosen zone's. */
+  zones: DayZones | null
 }
 
 export class RangeController {
@@ -58,6 +74,11 @@ export class RangeController {
     els.presets.addEventListener('click', (event) => {
       const preset = (event.target as HTMLElement).closest<HTMLElement>('[data-preset]')?.dataset.preset
       if (preset && preset in PRESETS) this.usePreset(preset as Preset)
+    })
+    els.dayZone.addEventListener('change', () => {
+      this.showDayZones()
+      this.updateSummary()
+      for (const listener of this.zoneListeners) listener()
     })
     els.zoneNames.replaceChildren(...knownTimeZones().map((zone) => Object.assign(document.createElement('option'), { value: zone })))
     this.showZone()
@@ -105,6 +126,7 @@ export class RangeController {
       this.els.places.disabled = true
       this.els.placesList.innerHTML = '<p class="hint">Use a token to load your locations and queues.</p>'
     }
+    this.showDayZones()
     this.updateSummary()
   }
 
@@ -125,6 +147,20 @@ export class RangeController {
       return null
     }
     const { places, statuses } = this.selection()
+    const zones = this.perLocation() ? this.dayZones(places) : null
+    if (zones) {
+      // The API's bounds hold every location's days: the earliest first midnight to the latest
+      // last one (the worker then keeps each ticket only inside its own location's days).
+      const clocks = [...new Set(zones.byLocation.values())].map((zone) => new LocalClock(zone))
+      range.fromMs = Math.min(...clocks.map((clock) => clock.startOfDay(range.firstDay)))
+      range.toMs = Math.max(...clocks.map((clock) => clock.startOfDay(range.lastDay + 1)))
+      if (purpose === 'file' && range.toMs - range.fromMs > MAX_DAYS * 86_400_000) {
+        to.setAttribute('aria-invalid', 'true')
+        to.focus()
+        this.feedback.show('range', `In each location's own time, ${range.days} days span more than ${MAX_DAYS} days of the API (the locations' midnights are hours apart); one file covers at most ${MAX_DAYS - 1} such days. Shorten the range; the charts take any range.`)
+        return null
+      }
+    }
     // The zone's midnights as UTC instants: the API's days are UTC days, the analyst's are local.
     const params = new URLSearchParams({ from: new Date(range.fromMs).toISOString(), to: new Date(range.toMs).toISOString() })
     // All queues ticked is the same as none: the query then names no queue at all.
@@ -134,14 +170,53 @@ export class RangeController {
       this.feedback.show('query', `${places.queueIds.length} queues are too many for one request: tick fewer, or none for all queues.`)
       return null
     }
-    const selection = describeSelection(places, statuses)
-    return { params, selection, summary: `${selection}, ${describeRange(range)}`, range, clock: this.clock }
+    const selection = describeSelection(places, statuses) + (zones ? `, days in each location's own time zone (${describeZones(zones, this.clock.zone)})` : '')
+    return { params, selection, summary: `${selection}, ${describeRange(range)}`, range, clock: this.clock, zones }
+  }
+
+  /** Whether days and hours are each location's own (the choice under the zone). */
+  perLocation(): boolean {
+    return this.els.dayZone.querySelector<HTMLInputElement>('input[value="location"]')!.checked
+  }
+
+  /** Each location's zone (its own, else the chosen one) for the locations of the ticked queues (all when none). */
+  private dayZones(places: PlaceSelection = readPlaces(this.els.placesList, this.locations)): DayZones {
+    const names = placeNames(this.locations)
+    const asked = places.all || places.queueIds.length === 0 ? null : new Set(places.queueIds.map((id) => names.queues.get(id)?.locationId))
+    const byLocation = new Map<string, string>()
+    let fallback = 0
+    for (const location of this.locations) {
+      const own = location.timeZone ?? null
+      byLocation.set(location.id, own ?? this.clock.zone)
+      if (asked && !asked.has(location.id)) continue
+      if (!own) fallback++
+    }
+    const used = this.locations.filter((location) => !asked || asked.has(location.id))
+    return { byLocation, fallback, locations: used.length, zones: new Set(used.map((location) => byLocation.get(location.id))).size }
+  }
+
+  /** The line under "Days and hours": which zones, and who falls back to the chosen one. */
+  private showDayZones(): void {
+    if (this.locations.length === 0) {
+      this.els.dayZoneHelp.textContent = "Each location's own time zone comes with the token's locations."
+      return
+    }
+    const zones = this.dayZones()
+    const own = this.locations.length - this.locations.filter((location) => !location.timeZone).length
+    this.els.dayZoneHelp.textContent = this.perLocation()
+      ? `Days and hours are each location's own: ${describeZones(zones, this.clock.zone)}.`
+      : `Days and hours are ${this.clock.zone}'s for every location (${own} of ${this.locations.length} location${this.locations.length === 1 ? ' has' : 's have'} a time zone of their own).`
   }
 
   /** Queue id → its location's and its own name, for the charts and the file with names. */
   queuePlaces(): Map<string, { location: string; queue: string }> {
     const names = placeNames(this.locations)
     return new Map([...names.queues].map(([id, queue]) => [id, { location: names.locations.get(queue.locationId) ?? '', queue: queue.name }]))
+  }
+
+  /** Queue id → its location's zone, as `zones` has it (for the charts' worker). */
+  queueZones(zones: DayZones): [string, string][] {
+    return [...placeNames(this.locations).queues].map(([id, queue]) => [id, zones.byLocation.get(queue.locationId) ?? this.clock.zone])
   }
 
   private selection() {
@@ -199,9 +274,16 @@ export class RangeController {
     this.clock = new LocalClock(zone)
     storeZone(zone)
     this.showZone()
+    this.showDayZones()
     this.updateSummary()
     if (changed) for (const listener of this.zoneListeners) listener()
   }
+}
+
+/** "30 locations in 12 time zones; 2 without one use Europe/Amsterdam". */
+function describeZones(zones: DayZones, chosen: string): string {
+  const where = `${zones.locations} location${zones.locations === 1 ? '' : 's'} in ${zones.zones} time zone${zones.zones === 1 ? '' : 's'}`
+  return zones.fallback === 0 ? where : `${where}; ${zones.fallback} without one of ${zones.fallback === 1 ? 'its' : 'their'} own use${zones.fallback === 1 ? 's' : ''} ${chosen}`
 }
 
 function describeSelection(places: PlaceSelection, statuses: { label: string }[]): string {

@@ -60,6 +60,18 @@ describe.skipIf(!chromiumAvailable)('empty and small charts', () => {
         expect(await chartTextProblems(page)).toEqual([])
         expect(await seriousViolations(page)).toEqual([])
         await screenshot(page, `chart-small-${size}-${colorScheme}`)
+
+        // The target wait: Zürich's two called tickets waited 1 and 5 minutes. A new target redraws.
+        const target = page.getByLabel('Target wait (minutes, for the charts)')
+        expect(await page.locator('#chart-target tbody tr').first().textContent()).toBe('Zürich Hauptbahnhof22100.0')
+        await target.fill('2')
+        await target.press('Enter')
+        await page.getByRole('heading', { name: 'Called within 2 min by location' }).waitFor()
+        expect(await page.locator('#chart-target tbody tr').first().textContent()).toBe('Zürich Hauptbahnhof2150.0')
+        await target.fill('-5')
+        await page.getByRole('button', { name: 'Charts', exact: true }).click()
+        await page.getByRole('alert').filter({ hasText: 'The target wait must be a number of minutes from 0 to 1440' }).waitFor()
+        expect(await target.getAttribute('aria-invalid')).toBe('true')
         await page.context().close()
       })
     }

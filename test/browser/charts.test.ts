@@ -64,7 +64,8 @@ function ticketsOfTheRange(): FixtureTicket[] {
     const created = new Date(at).toISOString()
     const waitMs = Math.floor(next() * 45 * 60) * 1000 + (next() < 0.2 ? 7 : 0) // whole seconds, a few with milliseconds
     const called = status === 'WAITING' || status === 'CANCELED' ? null : new Date(at + waitMs).toISOString()
-    const ended = called ? new Date(at + waitMs + 60_000).toISOString() : new Date(at + 120_000).toISOString()
+    const serviceMs = (1 + Math.floor(next() * 40)) * 30_000 // half a minute to 20 minutes
+    const ended = called ? new Date(at + waitMs + serviceMs).toISOString() : new Date(at + 120_000).toISOString()
     tickets.push({
       id: `c-${String(i).padStart(5, '0')}`, number: i, queueId: queue.queueId, locationId: queue.locationId, status, createdAt: created,
       calledAt: called,
@@ -126,7 +127,25 @@ function expectedTables(tickets: FixtureTicket[], zone: string): Record<string, 
     const counts = STATUSES.map((status) => inRange.filter((t) => t.locationId === locationId && t.status === status).length)
     return [name, ...counts.map(String), String(counts.reduce((a, b) => a + b, 0))]
   }).filter((row) => row.at(-1) !== '0').sort((a, b) => a[0]!.localeCompare(b[0]!))
+  // Service time (completed after a call) and the share called within 10 minutes, per queue and per location (pooled).
+  const service = (rows: typeof inRange) => rows.filter((t) => t.status === 'COMPLETED' && t.calledAt && t.completedAt).map((t) => Date.parse(t.completedAt!) - Date.parse(t.calledAt!)).sort((a, b) => a - b)
+  const serviceRow = (sorted: number[]) => [String(sorted.length), minutes(quantile(sorted, 0.5)), minutes(quantile(sorted, 0.9))]
+  const targetRow = (rows: typeof inRange) => {
+    const called = rows.filter((t) => t.calledAt)
+    const within = called.filter((t) => Date.parse(t.calledAt!) - Date.parse(t.createdAt) <= 10 * 60_000).length
+    return [String(called.length), String(within), share(within, called.length)]
+  }
+  const ofLocation = (id: string) => inRange.filter((t) => t.locationId === id)
+  const ofQueue = (id: string) => inRange.filter((t) => t.queueId === id)
+  const locationRows = (row: (id: string) => string[] | null) => Object.entries(LOCATIONS).map(([id, name]) => (row(id) ? [name, ...row(id)!] : null)).filter((r) => r !== null).sort((a, b) => a[0]!.localeCompare(b[0]!))
+  const queueRows = (row: (id: string) => string[] | null) => QUEUES.map(({ queueId, locationId, name }) => (row(queueId) ? [LOCATIONS[locationId]!, name, ...row(queueId)!] : null)).filter((r) => r !== null).sort(byPlace)
+  const serviceOf = (rows: typeof inRange) => (service(rows).length ? serviceRow(service(rows)) : null)
+  const targetOf = (rows: typeof inRange) => (rows.some((t) => t.calledAt) ? targetRow(rows) : null)
   return {
+    'Service time by location': [['Location', 'Completed tickets', 'Median service (min)', '90th percentile (min)'], ...locationRows((id) => serviceOf(ofLocation(id)))],
+    'Service time by queue': [['Location', 'Queue', 'Completed tickets', 'Median service (min)', '90th percentile (min)'], ...queueRows((id) => serviceOf(ofQueue(id)))],
+    'Called within 10 min by location': [['Location', 'Called tickets', 'Within 10 min', 'Share (%)'], ...locationRows((id) => targetOf(ofLocation(id)))],
+    'Called within 10 min by queue': [['Location', 'Queue', 'Called tickets', 'Within 10 min', 'Share (%)'], ...queueRows((id) => targetOf(ofQueue(id)))],
     'Tickets per day': [['Day', ...STATUS_WORDS, 'Total'], ...perDay],
     'Tickets by location': [['Location', ...STATUS_WORDS, 'Total'], ...perLocation],
     'Wait by queue': [['Location', 'Queue', 'Called tickets', 'Median wait (min)', '90th percentile (min)'], ...waits],

@@ -108,7 +108,7 @@ describe.skipIf(!chromiumAvailable)('the export page', () => {
         return { text: legend.textContent, oneLine: box.height <= lineHeight * 1.2, inside: box.left >= fieldset.left && box.right <= fieldset.right }
       }),
     )
-    expect(legends.map((legend) => legend.text)).toEqual(['Date range', 'Locations and queues', 'Statuses'])
+    expect(legends.map((legend) => legend.text)).toEqual(['Date range', 'Days and hours', 'Locations and queues', 'Statuses'])
     for (const legend of legends) expect(legend).toMatchObject({ oneLine: true, inside: true })
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(VIEWPORTS.phone.width)
     await page.locator('#places').scrollIntoViewIfNeeded()

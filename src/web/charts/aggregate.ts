@@ -46,7 +46,17 @@ export interface ChartNumbers {
   otherWaits: { queues: number; called: number; medianMs: number; p90Ms: number } | null
   /** Per location with a ticket: its tickets per status (TICKET_STATUSES order). */
   locations: { location: string; counts: number[] }[]
+  /**
+   * Service time (completedAt − calledAt of the completed tickets that were called), per queue
+   * and per location (pooled): how many, median and 90th percentile in ms.
+   */
+  service: { queues: ServiceRow[]; locations: ServiceRow[] }
+  /** Of the called tickets, how many were called within the target wait, per queue and per location. */
+  target: { minutes: number; queues: TargetRow[]; locations: TargetRow[] }
 }
+
+export type ServiceRow = QueuePlace & { completed: number; medianMs: number; p90Ms: number }
+export type TargetRow = QueuePlace & { called: number; within: number }
 
 /**
  * The value at quantile `q` of sorted values, interpolated linearly between the two nearest
@@ -82,6 +92,7 @@ class NumberColumn {
 const STATUS_INDEX = new Map<string, number>(TICKET_STATUSES.map((status, i) => [status, i]))
 /** A status's outcome index (OUTCOMES order) by its TICKET_STATUSES index; -1 for a status that is no outcome. */
 const OUTCOME_OF_STATUS = TICKET_STATUSES.map((status) => (OUTCOMES as readonly string[]).indexOf(status))
+const COMPLETED = TICKET_STATUSES.indexOf('COMPLETED')
 const HOUR_MS = 3_600_000
 const DAY_MS = 86_400_000
 
@@ -91,6 +102,10 @@ export class ChartAggregator {
   private readonly waits = new Map<string, NumberColumn>()
   private readonly outcomes = new Map<string, number[]>()
   private readonly perQueue = new Map<string, number[]>()
+  private readonly service = new Map<string, NumberColumn>()
+  /** Per queue: [called, called within the target]. */
+  private readonly within = new Map<string, [number, number]>()
+  private readonly targetMs: number
   private tickets = 0
 
   /** `places`: queue id → its location's and its own name (a queue the list lacks is shown by its id). */
@@ -99,22 +114,28 @@ export class ChartAggregator {
     private readonly firstDay: DayNumber,
     private readonly lastDay: DayNumber,
     private readonly places: ReadonlyMap<string, QueuePlace>,
-  ) {}
+    /** The target wait the analyst set, in minutes. */
+    private readonly targetMinutes = 10,
+  ) {
+    this.targetMs = targetMinutes * 60_000
+  }
 
   /** One ticket: its status, queue id, and creation and call instants (epoch ms; null when never called). */
-  add(status: string, queueId: string, createdMs: number, calledMs: number | null): void {
-    this.addTicket(STATUS_INDEX.get(status) ?? -1, queueId, createdMs, calledMs)
+  add(status: string, queueId: string, createdMs: number, calledMs: number | null, completedMs: number | null = null): void {
+    this.addTicket(STATUS_INDEX.get(status) ?? -1, queueId, createdMs, calledMs, this.clock, completedMs)
   }
 
   /**
    * add, with the status as its TICKET_STATUSES index (-1 for one not known): what the worker
    * has without making strings for each row (it keeps one string per queue id).
    */
-  addTicket(statusIndex: number, queueId: string, createdMs: number, calledMs: number | null): void {
-    this.tickets++
-    // The local day and hour as clock.local gives them, without an object for each ticket.
-    const wall = createdMs + this.clock.offset(createdMs)
+  addTicket(statusIndex: number, queueId: string, createdMs: number, calledMs: number | null, clock: LocalClock = this.clock, completedMs: number | null = null): void {
+    // The local day and hour as clock.local gives them, without an object for each ticket: in
+    // the location's own zone when `clock` is its, a ticket outside its own days not counted.
+    const wall = createdMs + clock.offset(createdMs)
     const day = Math.floor(wall / DAY_MS)
+    if (day < this.firstDay || day > this.lastDay) return
+    this.tickets++
     const hour = Math.floor((wall - day * DAY_MS) / HOUR_MS)
     let counts = this.perDay.get(day)
     if (!counts) this.perDay.set(day, (counts = new Array<number>(TICKET_STATUSES.length).fill(0)))
@@ -127,6 +148,15 @@ export class ChartAggregator {
       let waits = this.waits.get(queueId)
       if (!waits) this.waits.set(queueId, (waits = new NumberColumn()))
       waits.push(calledMs - createdMs)
+      let within = this.within.get(queueId)
+      if (!within) this.within.set(queueId, (within = [0, 0]))
+      within[0]++
+      if (calledMs - createdMs <= this.targetMs) within[1]++
+      if (completedMs !== null && statusIndex === COMPLETED) {
+        let service = this.service.get(queueId)
+        if (!service) this.service.set(queueId, (service = new NumberColumn()))
+        service.push(completedMs - calledMs)
+      }
     }
     const outcome = statusIndex >= 0 ? OUTCOME_OF_STATUS[statusIndex]! : -1
     if (outcome >= 0) {
@@ -171,7 +201,32 @@ export class ChartAggregator {
       counts.forEach((count, i) => (sums[i]! += count))
       locations.set(location, sums)
     }
+    // Per location, every queue's values pooled: a median of medians would be no median.
+    const serviceQueues = [...this.service].map(([queueId, column]) => ({ ...this.place(queueId), sorted: column.sorted() }))
+    const serviceByLocation = new Map<string, Float64Array[]>()
+    for (const row of serviceQueues) serviceByLocation.set(row.location, [...(serviceByLocation.get(row.location) ?? []), row.sorted])
+    const serviceRow = (place: QueuePlace, sorted: Float64Array): ServiceRow => ({ ...place, completed: sorted.length, medianMs: quantileCont(sorted, 0.5), p90Ms: quantileCont(sorted, 0.9) })
+    const pooled = (columns: Float64Array[]) => {
+      const all = new Float64Array(columns.reduce((n, column) => n + column.length, 0))
+      let at = 0
+      for (const column of columns) all.set(column, (at += column.length) - column.length)
+      return all.sort()
+    }
+    const targetQueues = [...this.within].map(([queueId, [called, within]]) => ({ ...this.place(queueId), called, within }))
+    const targetByLocation = new Map<string, TargetRow>()
+    for (const row of targetQueues) {
+      const sums = targetByLocation.get(row.location) ?? { location: row.location, queue: '', called: 0, within: 0 }
+      sums.called += row.called
+      sums.within += row.within
+      targetByLocation.set(row.location, sums)
+    }
+    const byLocation = <T extends QueuePlace>(rows: T[]) => rows.sort((a, b) => a.location.localeCompare(b.location))
     return {
+      service: {
+        queues: byName(serviceQueues.map(({ sorted, ...place }) => serviceRow({ location: place.location, queue: place.queue }, sorted))),
+        locations: byLocation([...serviceByLocation].map(([location, columns]) => serviceRow({ location, queue: '' }, pooled(columns)))),
+      },
+      target: { minutes: this.targetMinutes, queues: byName(targetQueues), locations: byLocation([...targetByLocation.values()]) },
       zone: this.clock.zone,
       tickets: this.tickets,
       days,

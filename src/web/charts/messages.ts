@@ -13,6 +13,10 @@ export interface StartCharts {
   lastDay: number
   /** Queue id → the location's and the queue's names the charts show. */
   places: [string, QueuePlace][]
+  /** Queue id → its location's zone, when days and hours are each location's own; else null. */
+  queueZones: [string, string][] | null
+  /** The target wait the analyst set, in minutes. */
+  targetMinutes: number
 }
 
 export type ToWorker = StartCharts | { type: 'cancel' }

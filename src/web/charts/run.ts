@@ -14,6 +14,8 @@ export interface ChartsRequest {
   firstDay: number
   lastDay: number
   places: Map<string, QueuePlace>
+  queueZones: [string, string][] | null
+  targetMinutes: number
 }
 
 export interface ChartsProgress {
@@ -91,6 +93,8 @@ export function computeCharts(request: ChartsRequest, onProgress: (progress: Cha
       firstDay: request.firstDay,
       lastDay: request.lastDay,
       places: [...request.places],
+      queueZones: request.queueZones,
+      targetMinutes: request.targetMinutes,
     })
   })
 }

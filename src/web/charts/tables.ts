@@ -6,7 +6,7 @@ import { csvRecord } from '../csv-cells.ts'
 import { dayNumber, weekday, dayKey } from '../zone.ts'
 import { OUTCOMES, WEEKDAYS, type ChartNumbers } from './aggregate.ts'
 
-export type ChartId = 'per-day' | 'per-week' | 'per-location' | 'wait' | 'arrivals' | 'outcome'
+export type ChartId = 'per-day' | 'per-week' | 'per-location' | 'wait' | 'arrivals' | 'outcome' | 'service' | 'service-queue' | 'target' | 'target-queue'
 
 /** The statuses in the form's words: legends and tables say "No-show", not NO_SHOW. */
 export const STATUS_WORDS: Record<TicketStatus, string> = {
@@ -21,7 +21,12 @@ export interface NumbersTable {
   rows: string[][]
   /** A word shown after a row's first cell in the table (not in its CSV): "today, so far". */
   rowNotes?: Map<number, string>
+  /** The same figures per queue, a second table (and CSV) under the chart's per-location one. */
+  perQueue?: NumbersTable
 }
+
+/** "10" or "7.5": a target in minutes as the tables' headings say it. */
+const targetWords = (minutes: number) => String(minutes)
 
 /** Minutes to one decimal, from milliseconds. */
 export function minutes(ms: number): string {
@@ -90,6 +95,30 @@ export function numbersTables(numbers: ChartNumbers): NumbersTable[] {
         const counts = WEEKDAYS.map((_, day) => numbers.arrivals[day]![hour]!)
         return [String(hour), ...counts.map(String), String(sum(counts))]
       }),
+    },
+    {
+      id: 'service',
+      title: 'Service time by location',
+      headers: ['Location', 'Completed tickets', 'Median service (min)', '90th percentile (min)'],
+      rows: numbers.service.locations.map((row) => [row.location, String(row.completed), minutes(row.medianMs), minutes(row.p90Ms)]),
+      perQueue: {
+        id: 'service-queue',
+        title: 'Service time by queue',
+        headers: ['Location', 'Queue', 'Completed tickets', 'Median service (min)', '90th percentile (min)'],
+        rows: numbers.service.queues.map((row) => [row.location, row.queue, String(row.completed), minutes(row.medianMs), minutes(row.p90Ms)]),
+      },
+    },
+    {
+      id: 'target',
+      title: `Called within ${targetWords(numbers.target.minutes)} min by location`,
+      headers: ['Location', 'Called tickets', `Within ${targetWords(numbers.target.minutes)} min`, 'Share (%)'],
+      rows: numbers.target.locations.map((row) => [row.location, String(row.called), String(row.within), percent(row.within, row.called)]),
+      perQueue: {
+        id: 'target-queue',
+        title: `Called within ${targetWords(numbers.target.minutes)} min by queue`,
+        headers: ['Location', 'Queue', 'Called tickets', `Within ${targetWords(numbers.target.minutes)} min`, 'Share (%)'],
+        rows: numbers.target.queues.map((row) => [row.location, row.queue, String(row.called), String(row.within), percent(row.within, row.called)]),
+      },
     },
     {
       id: 'outcome',

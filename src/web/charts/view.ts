@@ -14,6 +14,10 @@ const DESCRIPTIONS: Record<ChartId, string> = {
   'per-day': 'Tickets created each local day, stacked by their status now.',
   'per-week': 'Tickets created each local week (Monday to Sunday), stacked by their status now; the first and last week may hold fewer days of the range.',
   'per-location': 'Tickets created at each location, stacked by their status now.',
+  service: 'Minutes from a ticket’s call to its completion, for the completed tickets: the median (dark) and the 90th percentile (light) per location, every queue’s tickets together.',
+  'service-queue': '',
+  target: 'Of the called tickets, the share called within the target wait set above the buttons, per location.',
+  'target-queue': '',
   wait: 'Minutes from a ticket’s creation to its call, for the tickets that were called: the median (dark) and the 90th percentile (light) per queue of each location.',
   arrivals: 'Tickets created in each local hour of each weekday; the further from the background colour, the more. Under it, every day of the range together, per hour.',
   outcome: 'How the ended tickets of each queue of each location ended, as shares of them (per cent); Total is the number of ended tickets.',
@@ -23,6 +27,10 @@ const EMPTY: Record<ChartId, string> = {
   'per-day': 'No tickets were created in this range: every day counts 0.',
   'per-week': 'No tickets were created in this range: every week counts 0.',
   'per-location': 'No tickets were created in this range at any location.',
+  service: 'No ticket in this range was completed after a call: there is no service time to show.',
+  'service-queue': '',
+  target: 'No ticket in this range was called.',
+  'target-queue': '',
   wait: 'No ticket in this range was called: there is no wait to show.',
   arrivals: 'No tickets were created in this range: every hour counts 0.',
   outcome: 'No ticket in this range has ended (completed, no-show, canceled or skipped).',
@@ -153,10 +161,12 @@ const summed = (rows: { counts: number[] }[]) => rows[0]!.counts.map((_, i) => t
 
 /** The sentence that says in which order a chart of many rows draws them, and how many. */
 export function orderSaid(id: ChartId, numbers: ChartNumbers, shown: RowsShown): string | null {
-  const count = id === 'wait' ? numbers.waits.length : id === 'outcome' ? numbers.outcomes.length : id === 'per-location' ? numbers.locations.length : 0
+  const counts: Partial<Record<ChartId, number>> = { wait: numbers.waits.length, outcome: numbers.outcomes.length, 'per-location': numbers.locations.length, service: numbers.service.locations.length, target: numbers.target.locations.length }
+  const count = counts[id] ?? 0
   if (count < 2) return null
-  const order = { wait: 'Longest median wait first', outcome: 'Most ended tickets first', 'per-location': 'Most tickets first' }[id as 'wait']
-  const what = id === 'per-location' ? 'locations' : 'queues'
+  const order = { wait: 'Longest median wait first', outcome: 'Most ended tickets first', 'per-location': 'Most tickets first', service: 'Longest median service first', target: 'Lowest share first' }[id as 'wait']
+  const what = id === 'wait' || id === 'outcome' ? 'queues' : 'locations'
+  if (id === 'service' || id === 'target') return `${order}; all ${count} ${what}. The tables list them by name, per location and per queue.`
   if (shown.all || count <= TOP_ROWS + 1) return `${order}; all ${count} ${what}. The table lists them by name.`
   return `${order}; the first ${TOP_ROWS} of ${count} ${what}, the other ${count - TOP_ROWS} together as one bar. The table lists them all by name.`
 }
@@ -193,6 +203,27 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: P
         Plot.ruleX([0]),
       ])
     }
+    case 'service': {
+      if (numbers.service.locations.length === 0) return null
+      const rows = [...numbers.service.locations].sort(byLongestMedian).map((row, index) => ({ ...row, index, label: row.location, median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 }))
+      return rowsPlot(rows, width, 34, 60, { label: 'Minutes' }, [
+        Plot.barX(rows, { className: 'bars', y: 'index', x: 'p90', fill: '#56b4e9', title: (d: (typeof rows)[number]) => `${d.label}: 90th percentile ${d.p90.toFixed(1)} min` }),
+        Plot.barX(rows, { className: 'bars', y: 'index', x: 'median', fill: '#0072b2', insetTop: 8, insetBottom: 8, title: (d: (typeof rows)[number]) => `${d.label}: median ${d.median.toFixed(1)} min` }),
+        Plot.ruleX([0]),
+      ])
+    }
+    case 'target': {
+      if (numbers.target.locations.length === 0) return null
+      const share = (row: { called: number; within: number }) => (100 * row.within) / row.called
+      const rows = [...numbers.target.locations].sort((a, b) => share(a) - share(b) || a.location.localeCompare(b.location)).map((row, index) => ({ ...row, index, label: row.location, share: share(row) }))
+      return rowsPlot(rows, width, 30, 50, { label: `Share called within ${numbers.target.minutes} min (%)`, domain: [0, 100] }, [
+        Plot.barX(rows, { className: 'bars', y: 'index', x: 'share', fill: '#009e73', title: (d: (typeof rows)[number]) => `${d.label}: ${d.share.toFixed(1)}% of ${d.called.toLocaleString('en-US')} within ${numbers.target.minutes} min` }),
+        Plot.ruleX([0]),
+      ])
+    }
+    case 'service-queue':
+    case 'target-queue':
+      return null
     case 'arrivals':
       return arrivalsCharts(numbers, width)
     case 'outcome': {
@@ -318,8 +349,13 @@ export class NumbersFiles {
 }
 
 /** The picture, its table and its CSV link of one chart (`table.id` says which). */
+/** Whether the charts on show count each location in its own days and hours (set by drawCharts). */
+let eachOwn = false
+const EACH_OWN = "Each location's tickets in its own local days and hours, summed: 09:00 is 09:00 wherever the location is."
+
 function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, headingId: string, files: NumbersFiles, fileStem: string, partial: PartialDay | null): (Node | string)[] {
   const parts: (Node | string)[] = [element('p', { className: 'hint' }, DESCRIPTIONS[table.id])]
+  if (eachOwn && (table.id === 'per-day' || table.id === 'per-week' || table.id === 'arrivals')) parts.push(element('p', { className: 'hint each-own' }, EACH_OWN))
   if (numbers.tickets === 0 || table.rows.length === 0) parts.push(element('p', { className: 'empty' }, EMPTY[table.id]))
   if (partial && (table.id === 'per-day' || table.id === 'per-week')) {
     const last = table.rows.length - 1
@@ -352,10 +388,19 @@ function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, h
     parts.push(element('p', {}, toggle))
   }
   // The table scrolls sideways inside its box on a phone, so the box takes the keyboard focus.
-  const wrap = element('div', { className: 'table-wrap', tabIndex: 0 }, numbersTable(table))
+  const captioned = eachOwn && (table.id === 'per-day' || table.id === 'per-week' || table.id === 'arrivals') ? { ...table, title: `${table.title} (each location in its own time)` } : table
+  const wrap = element('div', { className: 'table-wrap', tabIndex: 0 }, numbersTable(captioned))
   wrap.setAttribute('role', 'region')
   wrap.setAttribute('aria-label', `${table.title}, the numbers`)
   parts.push(element('details', {}, element('summary', {}, 'Show numbers'), wrap), element('p', {}, files.link(table, fileStem, headingId)))
+  if (table.perQueue) {
+    const queues = element('div', { className: 'table-wrap', tabIndex: 0 }, numbersTable(table.perQueue))
+    queues.setAttribute('role', 'region')
+    queues.setAttribute('aria-label', `${table.perQueue.title}, the numbers`)
+    const link = files.link(table.perQueue, fileStem, headingId)
+    link.textContent = 'Download the numbers per queue (CSV)'
+    parts.push(element('details', {}, element('summary', {}, 'Show numbers per queue'), queues), element('p', {}, link))
+  }
   return parts
 }
 
@@ -377,7 +422,8 @@ function periodChoice(onPick: (weekly: boolean) => void): HTMLFieldSetElement {
  * Draws the charts of `numbers` into `container` (its earlier content replaced). `fileStem`
  * names the CSV downloads (`<chart>_<stem>.csv`); `files` holds their URLs.
  */
-export function drawCharts(container: HTMLElement, numbers: ChartNumbers, fileStem: string, files: NumbersFiles, partial: PartialDay | null = null): void {
+export function drawCharts(container: HTMLElement, numbers: ChartNumbers, fileStem: string, files: NumbersFiles, partial: PartialDay | null = null, perLocation = false): void {
+  eachOwn = perLocation
   files.free()
   const width = Math.max(260, Math.floor(container.clientWidth))
   const figures = numbersTables(numbers).map((table) => {

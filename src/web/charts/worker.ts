@@ -58,10 +58,20 @@ async function run(start: StartCharts): Promise<void> {
 
 async function aggregate(stream: ReadableStream<Uint8Array>, start: StartCharts, signal: AbortSignal) {
   const clock = new LocalClock(start.zone)
-  const aggregator = new ChartAggregator(clock, start.firstDay, start.lastDay, new Map(start.places))
-  const fromMs = clock.startOfDay(start.firstDay)
-  const spanMs = clock.startOfDay(start.lastDay + 1) - fromMs
-  let columns: { status: number; queueId: number; createdAt: number; calledAt: number } | null = null
+  const aggregator = new ChartAggregator(clock, start.firstDay, start.lastDay, new Map(start.places), start.targetMinutes)
+  // Each location's own zone, one clock per zone: a queue's clock is found with its id's bytes.
+  const clocks = new Map<string, LocalClock>([[start.zone, clock]])
+  const clockFor = (zone: string) => {
+    let found = clocks.get(zone)
+    if (!found) clocks.set(zone, (found = new LocalClock(zone)))
+    return found
+  }
+  const zoneOf = new Map(start.queueZones ?? [])
+  const clockOf = (queueId: string) => clockFor(zoneOf.get(queueId) ?? start.zone)
+  const all = start.queueZones ? [...new Set(zoneOf.values())].map(clockFor) : [clock]
+  const fromMs = Math.min(...all.map((each) => each.startOfDay(start.firstDay)))
+  const spanMs = Math.max(...all.map((each) => each.startOfDay(start.lastDay + 1))) - fromMs
+  let columns: { status: number; queueId: number; createdAt: number; calledAt: number; completedAt: number } | null = null
   // In a typed array, not a variable the closure below assigns: a double stored into a closure's
   // variable is a new heap number each time, a million of them for a million rows.
   const lastCreated = new Float64Array([fromMs])
@@ -69,18 +79,23 @@ async function aggregate(stream: ReadableStream<Uint8Array>, start: StartCharts,
   // either (a queue id's string is made once, when its bytes are first seen).
   const statuses = new ByteKeys<number>()
   TICKET_STATUSES.forEach((status, i) => statuses.set(new TextEncoder().encode(status), i))
-  const queues = new ByteKeys<string>((bytes) => new TextDecoder().decode(bytes))
+  const queues = new ByteKeys<{ id: string; clock: LocalClock }>((bytes) => {
+    const id = new TextDecoder().decode(bytes)
+    return { id, clock: clockOf(id) }
+  })
   const records = new CsvRecords((record) => {
     if (!columns) {
       const names = Array.from({ length: record.length }, (_, i) => record.field(i))
-      columns = { status: names.indexOf('status'), queueId: names.indexOf('queueId'), createdAt: names.indexOf('createdAt'), calledAt: names.indexOf('calledAt') }
+      columns = { status: names.indexOf('status'), queueId: names.indexOf('queueId'), createdAt: names.indexOf('createdAt'), calledAt: names.indexOf('calledAt'), completedAt: names.indexOf('completedAt') }
       if (Object.values(columns).includes(-1)) throw new UnreadableExport(`the export's header row lacks a column the charts need: ${names.join(',')}`)
       return
     }
     const created = record.instant(columns.createdAt)
     if (Number.isNaN(created)) throw new UnreadableExport(`a row has no readable createdAt: ${record.text()}`)
     const called = record.byteLength(columns.calledAt) > 0 ? record.instant(columns.calledAt) : null
-    aggregator.addTicket(record.lookup(columns.status, statuses) ?? -1, record.lookup(columns.queueId, queues)!, created, called)
+    const queue = record.lookup(columns.queueId, queues)!
+    const completed = called !== null && record.byteLength(columns.completedAt) > 0 ? record.instant(columns.completedAt) : null
+    aggregator.addTicket(record.lookup(columns.status, statuses) ?? -1, queue.id, created, called, queue.clock, completed)
     lastCreated[0] = created
   })
   const reader = stream.getReader()
