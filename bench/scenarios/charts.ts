@@ -16,7 +16,7 @@ interface HeapUsage {
  * DevTools protocol (a dedicated worker has a heap of its own, where the charts' rows pass): the
  * peak JS heap, and the peak of the JS heap with ArrayBuffers (the waits' typed arrays).
  */
-async function heapSampler(page: Page): Promise<{ reset(): void; peak(): { heap: number; withBuffers: number }; retained(): Promise<number>; stop(): Promise<void> }> {
+export async function heapSampler(page: Page): Promise<{ reset(): void; peak(): { heap: number; withBuffers: number }; retained(): Promise<number>; stop(): Promise<void> }> {
   const cdp: CDPSession = await page.context().newCDPSession(page)
   const workers = new Set<string>()
   const pending = new Map<number, (result: HeapUsage) => void>()
@@ -123,7 +123,7 @@ async function pageDownloadOnce(page: Page, withNames: boolean): Promise<number>
 }
 
 /** A Save dialog that answers at once with a file that discards every write (headless Chromium has no dialog). */
-function discardingSaveDialog(): void {
+export function discardingSaveDialog(): void {
   ;(window as unknown as Record<string, unknown>).showSaveFilePicker = async (options: { suggestedName: string }) => ({
     name: options.suggestedName,
     createWritable: async () => ({ write: async () => undefined, close: async () => undefined, abort: async () => undefined }),

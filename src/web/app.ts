@@ -32,7 +32,7 @@ function startPage(): void {
   )
   const page = { feedback, token, range, actions }
   const preview = new PreviewController({ section: $('preview-section'), count: $('preview-count'), table: $('preview-table') }, page)
-  new DownloadController({ download: buttons.download, saveAs: $('save-as'), withNames: $('with-names') }, page)
+  new DownloadController({ download: buttons.download, saveAs: $('save-as'), withNames: $('with-names'), asWorkbook: $('as-xlsx') }, page)
   const charts = new ChartsController({ target: $('target-wait'), charts: buttons.charts, progressBar: $('progress-bar'), section: $('charts-section'), summary: $('charts-summary'), list: $('charts-list') }, page)
   range.onZone(() => charts.zoneChanged())
 

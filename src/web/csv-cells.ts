@@ -21,11 +21,24 @@ export function startsFormula(byte: number): boolean {
  * with a leading `'` when it would start a formula: a queue named `=HYPERLINK(…)` stays text.
  */
 export function csvCell(value: string): string {
-  const safe = FORMULA_START.test(value) ? `'${value}` : value
+  return quoted(FORMULA_START.test(value) ? `'${value}` : value)
+}
+
+/** A field quoted only when it must be, with no formula guard: for the .xlsx worker, whose cells are never formulas. */
+export function plainCell(value: string): string {
+  return quoted(value)
+}
+
+function quoted(safe: string): string {
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe
 }
 
 /** A record: its cells joined by commas, ended by CRLF as the export's are. */
 export function csvRecord(values: readonly string[]): string {
   return values.map(csvCell).join(',') + '\r\n'
+}
+
+/** A record of plainCell fields. */
+export function plainRecord(values: readonly string[]): string {
+  return values.map(plainCell).join(',') + '\r\n'
 }

@@ -15,6 +15,24 @@ export interface DownloadElements {
   saveAs: HTMLButtonElement
   /** "Add names and local times". */
   withNames: HTMLInputElement
+  /** "As an Excel workbook (.xlsx)": the file with names and local times, as a workbook. */
+  asWorkbook: HTMLInputElement
+}
+
+/** The file with names and local times as an .xlsx, made in a worker from the CSV as it streams. */
+function asWorkbook(csv: ReadableStream<Uint8Array>, sheet: string): Promise<ReadableStream<Uint8Array>> {
+  const worker = new Worker('/assets/xlsx-worker.js', { type: 'module', name: 'xlsx' })
+  return new Promise((resolve, reject) => {
+    worker.onmessage = (event: MessageEvent<{ workbook: ReadableStream<Uint8Array> }>) => {
+      // The worker ends once the workbook is read to its end or given up.
+      resolve(event.data.workbook.pipeThrough(new TransformStream({ flush: () => worker.terminate() })))
+    }
+    worker.onerror = (event) => {
+      worker.terminate()
+      reject(new Error(`the .xlsx worker failed: ${event.message}`))
+    }
+    worker.postMessage({ csv, sheet }, [csv as unknown as Transferable])
+  })
 }
 
 export class DownloadController {
@@ -33,7 +51,7 @@ export class DownloadController {
     await actions.runCancellable(async (signal) => {
       feedback.progress('Asking the server for the file…')
       try {
-        await this.downloadFile(query, this.els.withNames.checked, signal)
+        await this.downloadFile(query, this.els.withNames.checked || this.els.asWorkbook.checked, signal, this.els.asWorkbook.checked)
       } catch (error) {
         feedback.progress('')
         if (error instanceof SaveFailed) this.explainFailure(error)
@@ -46,7 +64,7 @@ export class DownloadController {
   }
 
   /** Starts the export and saves it as it streams (to the file the analyst picks, where the browser can). */
-  private async downloadFile(query: PageQuery, withNames: boolean, signal: AbortSignal): Promise<void> {
+  private async downloadFile(query: PageQuery, withNames: boolean, signal: AbortSignal, workbook = false): Promise<void> {
     const { feedback, token } = this.page
     const exported = await startExport(query.params, token.token, signal)
     token.noteLimits(exported.limits)
@@ -55,16 +73,28 @@ export class DownloadController {
     let name = exported.name
     if (withNames) {
       const names = placeNames(token.organisation?.locations ?? [])
-      body = body.pipeThrough(namesAndLocalTimes({ locations: names.locations, queues: new Map([...names.queues].map(([id, queue]) => [id, queue.name])) }, query.clock, query.zones?.byLocation ?? null, { first: query.range.firstDay, last: query.range.lastDay }))
+      body = body.pipeThrough(namesAndLocalTimes({ locations: names.locations, queues: new Map([...names.queues].map(([id, queue]) => [id, queue.name])) }, query.clock, query.zones?.byLocation ?? null, { first: query.range.firstDay, last: query.range.lastDay }, !workbook))
       name = namesFileName(exported.name, query.zones ? 'each-location' : query.clock.zone)
+    }
+    let tickets = 0
+    if (workbook) {
+      // Rows counted on the CSV side (the workbook's bytes have no lines to count).
+      const counted = body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          for (const byte of chunk) if (byte === 0x0a) tickets++
+          controller.enqueue(chunk)
+        },
+      }))
+      body = await asWorkbook(counted, 'Tickets')
+      name = name.replace(/\.csv$/, '.xlsx')
     }
     feedback.progress(canPickFile() ? `The server is ready: choose where to save ${name}.` : `Receiving ${name}…`)
     const saved = await saveExport({ body, name }, {
       askForClick: () => this.waitForSaveClick(name, signal),
-      onProgress: ({ rows, bytes }) => feedback.progress(`Received ${rows.toLocaleString()} rows (${formatBytes(bytes)}, ${Math.round(fraction * 100)}% of the range)…`),
+      onProgress: ({ rows, bytes }) => feedback.progress(`Received ${(workbook ? Math.max(0, tickets - 1) : rows).toLocaleString()} rows (${formatBytes(bytes)}, ${Math.round(fraction * 100)}% of the range)…`),
       signal,
     })
-    const size = `${saved.rows.toLocaleString()} rows (${formatBytes(saved.bytes)})`
+    const size = `${(workbook ? Math.max(0, tickets - 1) : saved.rows).toLocaleString()} rows (${formatBytes(saved.bytes)})`
     const demo = exported.limits.demo ? ' It is marked as demo data.' : ''
     const local = withNames ? ` Names and local times in ${query.zones ? "each location's own time zone (column localTimeZone)" : query.clock.zone} added.` : ''
     feedback.progress(saved.picked
@@ -93,6 +123,8 @@ export class DownloadController {
     const cause = failure.cause as Error | undefined
     const what = cause instanceof SaveProblem
       ? cause.message
+      : /Excel's limit for one sheet/.test(cause?.message ?? '')
+        ? `This selection has ${cause!.message.replace(/^.*?(more than)/, '$1')}: no .xlsx can hold it. Untick “As an Excel workbook” and download the CSV, which has every row, or choose a shorter range.`
       : cause?.name === 'AbortError' ? 'The download was cancelled.' : 'The transfer broke off before the end of the file.'
     const left = failure.leftover
       ? ` An empty file named ${failure.leftover} is left where you chose to save it; delete it.`

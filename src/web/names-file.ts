@@ -6,7 +6,7 @@
 // by digit, so the file costs little more than the plain one and no more than a chunk is held.
 
 import { ByteKeys, CsvRecords, splitQuoted, type CsvRecord } from './charts/csv-rows.ts'
-import { UTF8_BOM, csvCell, csvRecord, startsFormula } from './csv-cells.ts'
+import { UTF8_BOM, csvCell, csvRecord, plainCell, plainRecord, startsFormula } from './csv-cells.ts'
 import { LocalClock, LocalTimestamps } from './zone.ts'
 
 export interface NamesOfPlaces {
@@ -23,9 +23,9 @@ const CRLF = [0x0d, 0x0a]
 const encoder = new TextEncoder()
 
 /** Id bytes → the name's cell as bytes, ready to write (none for an id the page does not know). */
-function nameCells(names: ReadonlyMap<string, string>): ByteKeys<Uint8Array> {
+function nameCells(names: ReadonlyMap<string, string>, cell: (value: string) => string): ByteKeys<Uint8Array> {
   const decoder = new TextDecoder()
-  return new ByteKeys((bytes) => encoder.encode(csvCell(names.get(decoder.decode(bytes)) ?? '')))
+  return new ByteKeys((bytes) => encoder.encode(cell(names.get(decoder.decode(bytes)) ?? '')))
 }
 
 /** A growing output buffer for one chunk's records. */
@@ -66,7 +66,16 @@ function copiesAsIs(record: CsvRecord): boolean {
  * `locationZones` (location id → zone): each location's own local times, a `localTimeZone` column,
  * and only the rows created in its own local days `days` (the export holds every location's days).
  */
-export function namesAndLocalTimes(names: NamesOfPlaces, clock: LocalClock, locationZones: ReadonlyMap<string, string> | null = null, days: { first: number; last: number } | null = null): TransformStream<Uint8Array, Uint8Array> {
+export function namesAndLocalTimes(
+  names: NamesOfPlaces,
+  clock: LocalClock,
+  locationZones: ReadonlyMap<string, string> | null = null,
+  days: { first: number; last: number } | null = null,
+  /** false for the .xlsx worker: its cells are never formulas, so no apostrophe is added. */
+  guard = true,
+): TransformStream<Uint8Array, Uint8Array> {
+  const cellOf = guard ? csvCell : plainCell
+  const recordOf = guard ? csvRecord : plainRecord
   const chosen = new LocalTimestamps(clock)
   // Each location's own local times when `locationZones` is given: one writer per zone, found
   // with the location id's bytes, and a column saying the zone.
@@ -76,11 +85,11 @@ export function namesAndLocalTimes(names: NamesOfPlaces, clock: LocalClock, loca
     const zone = locationZones.get(decoder.decode(bytes)) ?? clock.zone
     let writer = writers.get(zone)
     const own = new LocalClock(zone)
-    if (!writer) writers.set(zone, (writer = { local: new LocalTimestamps(own), clock: own, cell: encoder.encode(csvCell(zone)) }))
+    if (!writer) writers.set(zone, (writer = { local: new LocalTimestamps(own), clock: own, cell: encoder.encode(cellOf(zone)) }))
     return writer
   })
-  const locationCells = nameCells(names.locations)
-  const queueCells = nameCells(names.queues)
+  const locationCells = nameCells(names.locations, cellOf)
+  const queueCells = nameCells(names.queues, cellOf)
   const output = new Output()
   let columns: { locationId: number; queueId: number; createdAt: number; times: number[] } | null = null
 
@@ -89,7 +98,7 @@ export function namesAndLocalTimes(names: NamesOfPlaces, clock: LocalClock, loca
       const fields = Array.from({ length: record.length }, (_, i) => record.field(i))
       const times = fields.flatMap((name, i) => (TIMESTAMP.test(name) ? [i] : []))
       columns = { locationId: fields.indexOf('locationId'), queueId: fields.indexOf('queueId'), createdAt: fields.indexOf('createdAt'), times }
-      output.write(encoder.encode(UTF8_BOM + csvRecord([...fields, 'locationName', 'queueName', ...times.map((i) => `${fields[i]}Local`), ...(ownTimes ? ['localTimeZone'] : [])])))
+      output.write(encoder.encode(UTF8_BOM + recordOf([...fields, 'locationName', 'queueName', ...times.map((i) => `${fields[i]}Local`), ...(ownTimes ? ['localTimeZone'] : [])])))
       return
     }
     const own = ownTimes ? record.lookup(columns.locationId, ownTimes)! : null
@@ -99,8 +108,8 @@ export function namesAndLocalTimes(names: NamesOfPlaces, clock: LocalClock, loca
       if (day < days.first || day > days.last) return
     }
     const raw = record.unquotedBytes()
-    if (raw && copiesAsIs(record)) output.write(raw)
-    else output.write(encoder.encode(csvRecord(raw ? Array.from({ length: record.length }, (_, i) => record.field(i)) : splitQuoted(record.text())).slice(0, -2)))
+    if (raw && (!guard || copiesAsIs(record))) output.write(raw)
+    else output.write(encoder.encode(recordOf(raw ? Array.from({ length: record.length }, (_, i) => record.field(i)) : splitQuoted(record.text())).slice(0, -2)))
     const location = record.lookup(columns.locationId, locationCells)!
     const queue = record.lookup(columns.queueId, queueCells)!
     const local = own ? own.local : chosen

@@ -30,6 +30,7 @@ const SCRIPTS: Record<string, string> = {
   'app.js': join(WEB, 'app.ts'),
   'charts-worker.js': join(WEB, 'charts', 'worker.ts'),
   'charts-view.js': join(WEB, 'charts', 'view.ts'),
+  'xlsx-worker.js': join(WEB, 'xlsx', 'worker.ts'),
   'docs.js': join(WEB, 'docs.ts'),
 }
 const SCRIPT_NAMES = new Map(Object.entries(SCRIPTS).map(([name, entry]) => [entry, name]))

@@ -3,7 +3,10 @@
 // or a 429 then refuses. Where the browser has the File System Access API (Chrome, Edge) the
 // rows stream to the chosen file; elsewhere they are assembled in memory and saved as a Blob.
 
-const CSV_TYPES = [{ description: 'CSV file', accept: { 'text/csv': ['.csv'] } }]
+const CSV_TYPES: { description: string; accept: Record<string, string[]> }[] = [{ description: 'CSV file', accept: { 'text/csv': ['.csv'] } }]
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
+const XLSX_TYPES = [{ description: 'Excel workbook', accept: { [XLSX_TYPE]: ['.xlsx'] } }]
+const isWorkbook = (name: string) => name.endsWith('.xlsx')
 
 /** The part of the File System Access API the page uses; Chromium's alone, so not in TypeScript's DOM types. */
 interface SaveFilePicker {
@@ -102,7 +105,7 @@ async function pump(
  */
 async function pickFile(name: string, askForClick: () => Promise<void>): Promise<SavedFileHandle> {
   const show = pickerWindow.showSaveFilePicker!
-  const options = { suggestedName: name, types: CSV_TYPES }
+  const options = { suggestedName: name, types: isWorkbook(name) ? XLSX_TYPES : CSV_TYPES }
   if (navigator.userActivation && !navigator.userActivation.isActive) await askForClick()
   try {
     return await show(options)
@@ -151,7 +154,7 @@ async function saveAsBlob(exported: StartedExport, { onProgress, signal }: SaveO
   } catch (error) {
     throw new SaveFailed(error, null) // nothing was handed to the browser's downloads yet
   }
-  const url = URL.createObjectURL(new Blob(chunks, { type: 'text/csv' }))
+  const url = URL.createObjectURL(new Blob(chunks, { type: isWorkbook(exported.name) ? XLSX_TYPE : 'text/csv' }))
   const link = Object.assign(document.createElement('a'), { href: url, download: exported.name })
   document.body.append(link)
   link.click()

@@ -172,7 +172,7 @@ describe.skipIf(!chromiumAvailable)('the file with names and local times', () =>
     // The charts' numbers: the same names, neutralised in their CSV too.
     await page.getByRole('button', { name: 'Charts' }).click()
     await page.getByText(/^Charts drawn from/).waitFor()
-    const [numbers] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download these numbers (CSV)' }).nth(1).click()])
+    const [numbers] = await Promise.all([page.waitForEvent('download'), page.locator('#chart-wait').getByRole('link', { name: 'Download these numbers (CSV)' }).click()])
     const numbersBytes = readFileSync((await numbers.path())!)
     expect([...numbersBytes.subarray(0, 3)]).toEqual(BOM)
     const numbersCsv = numbersBytes.subarray(3).toString('utf8')

@@ -99,11 +99,18 @@ describe('quantiles and tables', () => {
     aggregator.add('COMPLETED', 'q1', at('2026-03-07T14:00:00Z'), at('2026-03-07T14:03:00Z')) // 09:00 Sat
     aggregator.add('NO_SHOW', 'q2', at('2026-03-08T04:59:00Z'), at('2026-03-08T05:09:00Z')) // 23:59 Sat
     aggregator.add('WAITING', 'q3', at('2026-03-08T07:30:00Z'), null) // 03:30 EDT Sun
-    const [perDay, perLocation, ...rest] = numbersTables(aggregator.numbers())
-    const tables = [perDay!, ...rest]
-    expect([perDay, perLocation, ...rest].map((table) => table!.title)).toEqual(['Tickets per day', 'Tickets by location', 'Wait by queue', 'Arrivals by hour', 'Outcome by queue'])
+    const all = numbersTables(aggregator.numbers())
+    const byId = (id: string) => all.find((table) => table.id === id)!
+    const [perLocation, service, target] = [byId('per-location'), byId('service'), byId('target')]
+    const tables = [byId('per-day'), byId('wait'), byId('arrivals'), byId('outcome')]
+    expect(all.map((table) => table.title)).toEqual(['Tickets per day', 'Tickets by location', 'Wait by queue', 'Arrivals by hour', 'Service time by location', 'Called within 10 min by location', 'Outcome by queue'])
+    // Within 10 minutes: Amsterdam's call after 3 minutes and Malmö's after exactly 10 (at most the target counts).
+    expect(target.rows).toEqual([['Amsterdam', '1', '1', '100.0'], ['Malmö', '1', '1', '100.0']])
+    expect(target.perQueue!.rows).toEqual([['Amsterdam', 'Payments', '1', '1', '100.0'], ['Malmö', 'Payments', '1', '1', '100.0']])
+    // No completedAt was given: no service time.
+    expect(service.rows).toEqual([])
     // Per location: Malmö's two queues are one location.
-    expect(perLocation!.rows).toEqual([['Amsterdam', '0', '0', '1', '0', '0', '0', '1'], ['Malmö', '1', '0', '0', '0', '0', '1', '2']])
+    expect(perLocation.rows).toEqual([['Amsterdam', '0', '0', '1', '0', '0', '0', '1'], ['Malmö', '1', '0', '0', '0', '0', '1', '2']])
     expect(tables[0]!.headers).toEqual(['Day', 'Waiting', 'Called', 'Completed', 'Canceled', 'Skipped', 'No-show', 'Total'])
     expect(tables[0]!.rows).toEqual([['2026-03-07', '0', '0', '1', '0', '0', '1', '2'], ['2026-03-08', '1', '0', '0', '0', '0', '0', '1']])
     // The two queues called Payments are two rows, each under its location.

@@ -7,6 +7,7 @@ import { TICKET_STATUSES } from '../../client/index.ts'
 import { OUTCOMES, TOP_ROWS, WEEKDAYS, byLongestMedian, type ChartNumbers, type QueuePlace } from './aggregate.ts'
 import { STATUS_COLOURS, fitLabel, textWidth, tickStep, valueMargin } from './text-fit.ts'
 import { UTF8_BOM } from '../csv-cells.ts'
+import { rowsOf, workbookStream, type CellType } from '../xlsx/workbook.ts'
 import { STATUS_WORDS, numbersTables, placeLabel, tableCsv, weeklyTable, type ChartId, type NumbersTable } from './tables.ts'
 
 /** What each chart shows, said in words under its title (and read by a screen reader with the picture). */
@@ -29,7 +30,7 @@ const EMPTY: Record<ChartId, string> = {
   'per-location': 'No tickets were created in this range at any location.',
   service: 'No ticket in this range was completed after a call: there is no service time to show.',
   'service-queue': '',
-  target: 'No ticket in this range was called.',
+  target: 'No called ticket in this range: no share within the target to show.',
   'target-queue': '',
   wait: 'No ticket in this range was called: there is no wait to show.',
   arrivals: 'No tickets were created in this range: every hour counts 0.',
@@ -343,6 +344,24 @@ export class NumbersFiles {
     return link
   }
 
+  /** A button that saves the table as an .xlsx (made when pressed: a table is small). */
+  workbookButton(table: NumbersTable, fileStem: string, describedBy: string): HTMLButtonElement {
+    const button = element('button', { type: 'button', className: 'secondary download-numbers-xlsx' }, 'Download these numbers (.xlsx)')
+    button.setAttribute('aria-describedby', describedBy)
+    const text = textColumns(table)
+    const types: CellType[] = table.headers.map((header, i) => (/^(Day|Week)/.test(header) ? 'date' : text[i] ? 'text' : 'number'))
+    button.addEventListener('click', async () => {
+      const blob = await new Response(workbookStream(table.title, table.headers, types, rowsOf(table.rows))).blob()
+      const url = URL.createObjectURL(blob)
+      const link = element('a', { href: url, download: `${table.id}_${fileStem}.xlsx` })
+      document.body.append(link)
+      link.click()
+      link.remove()
+      setTimeout(() => URL.revokeObjectURL(url), 60_000)
+    })
+    return button
+  }
+
   free(): void {
     for (const url of this.urls.splice(0)) URL.revokeObjectURL(url)
   }
@@ -392,7 +411,7 @@ function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, h
   const wrap = element('div', { className: 'table-wrap', tabIndex: 0 }, numbersTable(captioned))
   wrap.setAttribute('role', 'region')
   wrap.setAttribute('aria-label', `${table.title}, the numbers`)
-  parts.push(element('details', {}, element('summary', {}, 'Show numbers'), wrap), element('p', {}, files.link(table, fileStem, headingId)))
+  parts.push(element('details', {}, element('summary', {}, 'Show numbers'), wrap), element('p', { className: 'numbers-files' }, files.link(table, fileStem, headingId), ' ', files.workbookButton(table, fileStem, headingId)))
   if (table.perQueue) {
     const queues = element('div', { className: 'table-wrap', tabIndex: 0 }, numbersTable(table.perQueue))
     queues.setAttribute('role', 'region')
