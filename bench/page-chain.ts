@@ -1,4 +1,4 @@
-// The page's figures for a chain (docs/performance.md#the-page-for-a-chain), sized for a shared
+// The page's figures for a chain (docs/performance.md#latest-results, rows ‡), sized for a shared
 // 2-core box: 30 locations in 12 zones, 133 queues, TICKETS_A_DAY tickets a day for 30 days.
 //   node_modules/.bin/bun bench/page-chain.ts [ticketsADay=10000] [xlsxRows=500000] [pairs=3]
 // 1. click on Charts to the last chart drawn, in each location's own time against one zone;
