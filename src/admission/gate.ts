@@ -32,6 +32,13 @@ export interface Admission {
   caller: Caller
   /** Rate-limit headers for the response, whatever its status. */
   headers: Record<string, string>
+  /**
+   * Takes this request back out of the minute window and a demo organisation's day, each in one
+   * atomic step of its engine: the answer was the server's own failing (503 copy_behind, a
+   * replica's copy behind), which costs the client nothing. Resolves to the rate-limit headers
+   * without it; when the limits cannot be reached, to the headers as counted. Once only.
+   */
+  refund(): Promise<Record<string, string>>
 }
 
 /**
@@ -135,7 +142,10 @@ export function createGate(deps: GateDeps): Gate {
         { ...headersOf(window, day), 'Retry-After': String(window.retryAfterSeconds) },
       )
     }
-    if (!demo) return { caller, headers: headersOf(window) }
+    if (!demo) {
+      const headers = headersOf(window)
+      return { caller, headers, refund: once(headers, async () => headersOf(await release())) }
+    }
 
     // The window's slot is taken before the quota is asked, so that concurrent requests of this
     // token cannot overfill the window meanwhile; it is given back if the quota says no (or
@@ -147,7 +157,11 @@ export function createGate(deps: GateDeps): Gate {
       await release().catch(() => undefined) // the engine is failing: the slot expires with its window
       throw error
     }
-    if (day.allowed) return { caller, headers: headersOf(window, day) }
+    if (day.allowed) {
+      const counted = day
+      const headers = headersOf(window, counted)
+      return { caller, headers, refund: once(headers, async () => headersOf(await release(), await quota.release(organisationId, counted))) }
+    }
     const restored = await outage.guard(limiter.backend, release)
     throw new ApiError(
       'demo_quota_exceeded',
@@ -155,6 +169,12 @@ export function createGate(deps: GateDeps): Gate {
       { limit: day.limit, resetAt: day.resetAt },
       { ...headersOf(restored, day), 'Retry-After': String(day.resetSeconds) },
     )
+  }
+
+  /** A refund that runs once; a limits engine that fails meanwhile leaves the headers as counted (its slot expires with the window). */
+  function once(counted: Record<string, string>, refund: () => Promise<Record<string, string>>): () => Promise<Record<string, string>> {
+    let done: Promise<Record<string, string>> | undefined
+    return () => (done ??= refund().catch(() => counted))
   }
 
   return {

@@ -309,6 +309,17 @@ export class ControlStore {
   }
 
   /** Drops counters of days before `day` (they can never be read again). */
+  /** Takes one counted request back from the organisation's day (never below zero), in one statement. */
+  releaseDemoQuota(organisationId: string, day: string): number {
+    const row = this.orm
+      .update(demoQuotaUsage)
+      .set({ count: sql`${demoQuotaUsage.count} - 1` })
+      .where(and(eq(demoQuotaUsage.organisationId, organisationId), eq(demoQuotaUsage.day, day), sql`${demoQuotaUsage.count} > 0`))
+      .returning({ count: demoQuotaUsage.count })
+      .get()
+    return row?.count ?? this.demoQuotaUsed(organisationId, day)
+  }
+
   pruneDemoQuota(day: string): void {
     this.orm.delete(demoQuotaUsage).where(lt(demoQuotaUsage.day, day)).run()
   }

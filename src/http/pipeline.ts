@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.ts'
-import type { Caller, Claim, Gate } from '../admission/gate.ts'
+import type { Admission, Caller, Claim, Gate } from '../admission/gate.ts'
 import type { ExportSlots } from '../limits/export-slots.ts'
 import { ApiError } from '../errors/api-error.ts'
 import { createRequestContext, type AdmittedContext, type Handler, type RequestContext } from './context.ts'
@@ -111,7 +111,21 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
   /** The route's steps: the gate first on /v1, then the handler. */
   async function respond(context: RequestContext, route: Route): Promise<Response> {
     if ('handler' in route) return route.handler(context)
-    return route.exportSlots ? admitWithExportSlot(context, route, route.exportSlots) : route.admitted(await admit(context))
+    return route.exportSlots ? admitWithExportSlot(context, route, route.exportSlots) : refundingOwnFailing(context, await admit(context), route)
+  }
+
+  /**
+   * The handler, after admission. An answer that is the server's own failing (503 copy_behind:
+   * this replica's copy has not reached the point the client already holds) is taken back out
+   * of the window and the demo quota, and shows the limits without it.
+   */
+  async function refundingOwnFailing(context: RequestContext, admitted: AdmittedContext & { refund: Admission['refund'] }, route: V1Route): Promise<Response> {
+    try {
+      return await route.admitted(admitted)
+    } catch (error) {
+      if (error instanceof ApiError && error.errorCode === 'copy_behind') Object.assign(context.responseHeaders, await admitted.refund())
+      throw error
+    }
   }
 
   /**
@@ -119,13 +133,13 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
    * recognised, so that even a 402 or 429 is logged with who it was, and the rate-limit headers
    * go on every response to the request, whatever its status.
    */
-  async function admit(context: RequestContext, claim?: Claim): Promise<AdmittedContext> {
+  async function admit(context: RequestContext, claim?: Claim): Promise<AdmittedContext & { refund: Admission['refund'] }> {
     const identified = (caller: Caller) => {
       context.caller = caller
     }
-    const { caller, headers } = await gate.admit(context.request.headers.get('authorization'), identified, claim)
+    const { caller, headers, refund } = await gate.admit(context.request.headers.get('authorization'), identified, claim)
     Object.assign(context.responseHeaders, headers)
-    return Object.assign(context, { caller })
+    return Object.assign(context, { caller, refund })
   }
 
   /**
@@ -137,7 +151,7 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
     let giveBack = () => {}
     const admitted = await admit(context, async (caller) => (giveBack = await slots.claim(caller.tokenId)))
     try {
-      const response = await route.admitted(admitted)
+      const response = await refundingOwnFailing(context, admitted, route)
       if (context.bodyEnded) void context.bodyEnded.finally(giveBack)
       else giveBack()
       return response

@@ -68,6 +68,11 @@ export function quotaState(limit: number, used: number, allowed: boolean, now: n
   }
 }
 
+/** YYYY-MM-DD of the UTC day a quota state was counted on (the day before its resetAt). */
+export function countedDay(state: QuotaState): string {
+  return utcDay(Date.parse(state.resetAt) - DAY_MS)
+}
+
 /** YYYY-MM-DD of the UTC day containing `now`. */
 export function utcDay(now: number): string {
   return new Date(now).toISOString().slice(0, 10)

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts'
 import { isBusyError, type ControlStore } from '../control/store.ts'
 import { QuotaRetention } from './quota-retention.ts'
-import { DAY_MS, quotaState, utcDay } from './state.ts'
+import { countedDay, DAY_MS, quotaState, utcDay } from './state.ts'
 import type { DemoQuota, QuotaState } from './types.ts'
 
 /**
@@ -53,6 +53,12 @@ export class StoredDemoQuota implements DemoQuota {
         await Bun.sleep(Math.min(5 * 2 ** attempt, 100))
       }
     }
+  }
+
+  async release(organisationId: string, counted: QuotaState): Promise<QuotaState> {
+    const day = countedDay(counted)
+    const used = this.store.releaseDemoQuota(organisationId, day)
+    return quotaState(this.limit, used, used < this.limit, this.clock.now(), day)
   }
 
   async peek(organisationId: string): Promise<QuotaState> {

@@ -89,6 +89,13 @@ export interface DemoQuota {
   consume(organisationId: string): Promise<QuotaState>
   /** Today's state without counting (for headers on answers that count nothing). */
   peek(organisationId: string): Promise<QuotaState>
+  /**
+   * Takes back one request that a consume answered `counted` (allowed) for, on that consume's
+   * day, in one atomic step and never below zero: the request turned out to be the server's
+   * own failing (a replica's copy behind, 503 copy_behind), which consumes nothing.
+   * Resolves to the day's state without it.
+   */
+  release(organisationId: string, counted: QuotaState): Promise<QuotaState>
   /** Resolves when the quota can serve; throws otherwise (readiness). */
   ping(): Promise<void>
   close(): Promise<void>

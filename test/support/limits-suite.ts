@@ -147,6 +147,26 @@ export function quotaSuite(name: string, harness: QuotaHarness) {
       expect((await quota.consume('a')).allowed).toBe(false)
     })
 
+    test('release takes one counted request back, on its day, never below zero', async () => {
+      const quota = await create(2)
+      const first = await quota.consume('org')
+      await quota.consume('org')
+      expect((await quota.consume('org')).allowed).toBe(false)
+      expect(await quota.release('org', first)).toMatchObject({ allowed: true, remaining: 1, resetAt: first.resetAt })
+      expect(await quota.peek('org')).toMatchObject({ remaining: 1 })
+      expect((await quota.consume('org')).allowed).toBe(true)
+      await quota.release('other', first)
+      expect(await quota.peek('other')).toMatchObject({ remaining: 2 })
+    })
+
+    test('concurrent releases and consumes keep the count exact', async () => {
+      const quota = await create(10)
+      const counted = await Promise.all(Array.from({ length: 10 }, () => quota.consume('org')))
+      const [, consumed] = await Promise.all([Promise.all(counted.slice(0, 6).map((state) => quota.release('org', state))), Promise.all(Array.from({ length: 4 }, () => quota.consume('org')))])
+      const allowed = consumed.filter((state) => state.allowed).length
+      expect(await quota.peek('org')).toMatchObject({ remaining: 6 - allowed })
+    })
+
     test('a concurrent burst cannot overfill the day', async () => {
       const quota = await create(7)
       const states = await Promise.all(Array.from({ length: 30 }, () => quota.consume('burst')))

@@ -44,6 +44,7 @@ quotaSuite('StoredDemoQuota', {
       backend: quota.backend,
       consume: (name) => quota.consume(idOf(name)),
       peek: (name) => quota.peek(idOf(name)),
+      release: (name, counted) => quota.release(idOf(name), counted),
       ping: () => quota.ping(),
       close: async () => store.close(),
     }

@@ -28,6 +28,12 @@ export class RedisDemoQuota implements DemoQuota {
     return this.call('peek', organisationId)
   }
 
+  async release(organisationId: string, counted: QuotaState): Promise<QuotaState> {
+    // The day by number, as the script names its key: the consume's day, whatever Redis's clock says now.
+    const day = Math.floor((Date.parse(counted.resetAt) - 86_400_000) / 86_400_000)
+    return this.call('release', organisationId, day)
+  }
+
   /** Resolves when Redis runs the limits' scripts (see PROBE_SCRIPT). */
   async ping(): Promise<void> {
     await this.redis.run(PROBE_SCRIPT, [], [])
@@ -37,10 +43,11 @@ export class RedisDemoQuota implements DemoQuota {
     this.redis.close()
   }
 
-  private async call(mode: 'consume' | 'peek', organisationId: string): Promise<QuotaState> {
+  private async call(mode: 'consume' | 'peek' | 'release', organisationId: string, day?: number): Promise<QuotaState> {
     const { limit } = this.options
-    const [allowed, used, now] = await this.redis.run(QUOTA_SCRIPT, [this.keyPrefix + organisationId], [mode, String(limit)])
+    const [allowed, used, now] = await this.redis.run(QUOTA_SCRIPT, [this.keyPrefix + organisationId], [mode, String(limit), String(day ?? '')], { lateIsHarmless: mode === 'release' })
     // Redis's clock, not this process's: resetAt is the midnight the counter expires at.
-    return quotaState(limit, Number(used), allowed === 1, Number(now))
+    const dayOf = day === undefined ? undefined : new Date(day * 86_400_000).toISOString().slice(0, 10)
+    return quotaState(limit, Number(used), allowed === 1, Number(now), dayOf)
   }
 }

@@ -64,7 +64,9 @@ return {ARGV[1], counted, count, now, newest, blocking}
  * since 1970 (from Redis's clock), expiring 31 days after its day ends. Not at its end: Redis
  * expires keys by its wall clock, so a clock stepped a few days ahead would drop the real day's
  * counter, and putting it right would hand that day out again.
- * ARGV: nonce, deadline, mode (consume | peek), limit.
+ * ARGV: nonce, deadline, mode (consume | peek | release), limit, and for release the day's number.
+ * `release` takes one back from that day's counter (never below zero): a request counted that
+ * the server failed itself (503 copy_behind).
  * `consume` increments, and takes the increment back when it went over the limit (a request
  * the quota refuses consumes nothing); the script is atomic, so concurrent bursts of any number
  * of processes cannot overfill the day.
@@ -73,7 +75,13 @@ return {ARGV[1], counted, count, now, newest, blocking}
 export const QUOTA_SCRIPT = redisScript(`${ON_TIME}
 local limit = tonumber(ARGV[4])
 local day = math.floor(tonumber(time[1]) / 86400)
+if ARGV[3] == 'release' then day = tonumber(ARGV[5]) end
 local key = KEYS[1] .. ':' .. day
+if ARGV[3] == 'release' then
+  local used = tonumber(redis.call('GET', key) or '0')
+  if used > 0 then used = redis.call('DECR', key) end
+  return {ARGV[1], used < limit and 1 or 0, used, now}
+end
 if ARGV[3] == 'peek' then
   local used = tonumber(redis.call('GET', key) or '0')
   return {ARGV[1], used < limit and 1 or 0, used, now}
