@@ -26,6 +26,7 @@ import { noMetrics, type MetricsRecorder } from './metrics/recorder.ts'
 import { metricsObserver } from './metrics/observer.ts'
 import { DEFAULT_IDLE_TIMEOUT_SECONDS, serverIdleTimeout } from './http/idle-timeout.ts'
 import { drainable } from './server/drain.ts'
+import { copyHealth } from './replica/copy-state.ts'
 
 export interface AppDeps {
   config: Config
@@ -112,7 +113,12 @@ export function createApp(deps: AppDeps): App {
     observers,
     gate,
     routes: [
-      ...systemRoutes({ store, limitsReady: () => gate.limitsReady() }),
+      ...systemRoutes({
+        store,
+        limitsReady: () => gate.limitsReady(),
+        // A replica's copy (replica/copy-state.ts); a read-only mount without one has no age.
+        ...(config.readOnly ? { copy: () => copyHealth(config.dataDir, clock.now()), maxCopyAgeSeconds: config.replicaMaxAgeS } : {}),
+      }),
       ...webRoutes({ ratePerMinute: config.rateLimitPerMinute, demoPerDay: config.demoDailyQuota }),
       { path: '/v1/queues', admitted: queuesHandler(pool, changes) },
       { path: '/v1/tickets', admitted: ticketsHandler(pool, tickets, cursors, changes) },

@@ -10,6 +10,7 @@ import { HANDOVER_MS, ORPHAN_STOP_MS } from './server/drain.ts'
 import { parentMetrics, serverMetrics } from './metrics/setup.ts'
 import { IN_COMPILED_FILE } from './web/served-files.ts'
 import { DataDirectoryError, ensureWritableDataDirectory } from './db/writable-data-directory.ts'
+import { isReplicaDataDirectory, replicaRefusal } from './replica/mark.ts'
 import { logSchemaCensus, takeSchemaCensus } from './tenant/schema-census.ts'
 import { escapeTerminal } from './cli/terminal-text.ts'
 import { assertDirectoryOrAbsent, assertWritableFileSystem, describeStartUpFailure, type StartStep } from './start-up-failure.ts'
@@ -70,6 +71,10 @@ const port =
       })
 
 const dataDirStep: StartStep = { dataDir: config.dataDir }
+
+// A replica's copy is its restore loop's: a server that may write (last-used times, the demo quota) refuses it.
+if (worker === undefined && !config.readOnly && isReplicaDataDirectory(config.dataDir)) refuseToStart(replicaRefusal(config.dataDir, 'refusing to serve without READ_ONLY=1', 'serve it with READ_ONLY=1, or serve the writer\'s data directory'))
+
 // A worker's parent checked it already; a replica's directory is never written, so it need not be
 // writable, but it is trusted only when it is ours as well (db/trusted-directory.ts).
 if (worker === undefined) {

@@ -3,13 +3,14 @@ import { ConfigError, loadConfig } from '../config/config.ts'
 import { DataDirectoryError, ensureWritableDataDirectory } from '../db/writable-data-directory.ts'
 import { becomeDataDirectoryOwner } from '../db/data-directory-owner.ts'
 import { runCommand } from './commands.ts'
-import { runReplicaCommand } from './replica.ts'
+import { runReplicaCommand, runShipCommand } from './replica.ts'
 import { adminUsage } from './usage.ts'
 import { invokedAs } from './invoked-as.ts'
 import { escapeTerminal, terminalSafeJson } from './terminal-text.ts'
 import { UsageError } from './args.ts'
 import { RestoreFailedError } from '../replica/restore.ts'
 import { assertDirectoryOrAbsent, assertWritableFileSystem, describeStartUpFailure } from '../start-up-failure.ts'
+import { isReplicaDataDirectory, replicaRefusal } from '../replica/mark.ts'
 
 /**
  * How the admin CLI reports a failure: `usage` (wrong input, exit 2), `configuration` (the
@@ -48,6 +49,9 @@ export function runAdmin(argv: string[], io: AdminIo): number {
   }
   let store: ControlStore | undefined
   try {
+    // A replica's directory refuses writes first, before anything is checked or changed in it.
+    const refusal = replicaRefusalOf(argv, io.dataDir)
+    if (refusal !== undefined) return fail('usage', refusal, 2)
     // Checked before either kind of command: a replica's directory is trusted (and made private) alike.
     assertDirectoryOrAbsent(io.dataDir)
     assertWritableFileSystem(io.dataDir)
@@ -70,13 +74,30 @@ export function runAdmin(argv: string[], io: AdminIo): number {
   }
 }
 
+/** Commands that only read, run on a replica's copy without writing it (its control.sqlite opened read-only). */
+const READS_ON_A_REPLICA = new Set(['org list', 'token list', 'replica restore'])
+
+/**
+ * A replica's data directory (replica/mark.ts) takes no command that writes, nor one that
+ * belongs on the writer (Litestream's config, its shipping): one line naming the writer, exit 2.
+ */
+function replicaRefusalOf(argv: string[], dataDir: string): string | undefined {
+  const command = argv.filter((arg) => !arg.startsWith('-')).slice(0, argv[0] === 'seed' || argv[0] === 'migrate' || argv[0] === 'check' ? 1 : 2).join(' ')
+  if (READS_ON_A_REPLICA.has(command) || !isReplicaDataDirectory(dataDir)) return undefined
+  return replicaRefusal(dataDir, `${command} refused`)
+}
+
 /** The control store of `dataDir`, once checked as the server checks it (above): a directory this user cannot write is one line, not a stack trace. */
 function openStore(dataDir: string): ControlStore {
+  if (isReplicaDataDirectory(dataDir)) return new ControlStore(dataDir, { readOnly: true })
   return new ControlStore(dataDir)
 }
 
-/** The admin CLI run by a process: its settings from the environment, its output to stdout and stderr. Returns the exit status. */
-export function runAdminProcess(argv: string[]): number {
+/**
+ * The admin CLI run by a process: its settings from the environment, its output to stdout and
+ * stderr. Returns the exit status; `replica ship`, which runs until stopped, resolves to it.
+ */
+export function runAdminProcess(argv: string[]): number | Promise<number> {
   let dataDir: string
   try {
     dataDir = loadConfig().dataDir
@@ -97,6 +118,22 @@ export function runAdminProcess(argv: string[]): number {
     process.stderr.write(errorText('configuration', line, argv.includes('--json')))
     return 2
   }
+  if (argv[0] === 'replica' && argv[1] === 'ship' && !argv.includes('--help')) {
+    const refusal = replicaRefusalOf(argv, dataDir)
+    try {
+      if (refusal !== undefined) throw new UsageError(refusal)
+      ensureWritableDataDirectory(dataDir)
+      return runShipCommand(argv.slice(2), { dataDir, out: (text) => process.stdout.write(escapeTerminal(text)) })
+    } catch (error) {
+      if (error instanceof DataDirectoryError) {
+        process.stderr.write(errorText('configuration', error.message, false))
+        return 2
+      }
+      if (!(error instanceof UsageError)) throw error
+      process.stderr.write(errorText('usage', error.message, false))
+      return 2
+    }
+  }
   return runAdmin(argv, {
     dataDir,
     now: Date.now(),
@@ -105,4 +142,4 @@ export function runAdminProcess(argv: string[]): number {
   })
 }
 
-if (import.meta.main) process.exitCode = runAdminProcess(process.argv.slice(2))
+if (import.meta.main) process.exitCode = await runAdminProcess(process.argv.slice(2))

@@ -37,7 +37,7 @@ switch (command) {
     break
   }
   case 'admin':
-    process.exitCode = (await import('./admin.ts')).runAdminProcess(rest)
+    process.exitCode = await (await import('./admin.ts')).runAdminProcess(rest)
     break
   case 'sync':
     {

@@ -1,6 +1,8 @@
 import { ControlStore } from '../control/store.ts'
 import { litestreamConfig, replicaUrlProblem } from '../replica/litestream-config.ts'
 import { restoreRound, type RestoreRound } from '../replica/restore.ts'
+import { ship } from '../replica/ship.ts'
+import { join } from 'node:path'
 import { integerOption, parseOptions, requireOption, UsageError } from './args.ts'
 import type { CommandOutput } from './commands.ts'
 
@@ -34,8 +36,7 @@ export function runReplicaCommand(argv: string[], context: ReplicaContext): Comm
     }
     case 'restore': {
       const { values } = parseOptions(args, { from: { type: 'string' }, every: { type: 'string' }, litestream: { type: 'string' }, ...json })
-      const options = { dataDir: context.dataDir, from: replicaUrl(requireOption(values.from, 'from')), litestream: values.litestream ?? 'litestream' }
-      if (Bun.which(options.litestream) === null) throw new UsageError(`cannot run "${options.litestream}": install Litestream 0.3, or give its path with --litestream`)
+      const options = { dataDir: context.dataDir, from: replicaUrl(requireOption(values.from, 'from')), litestream: litestreamExecutable(values.litestream) }
       if (values.every === undefined) {
         const round = restoreRound(options)
         return { wantsJson: !!values.json, json: round, text: [roundLine(round)], status: round.failed.length ? 1 : 0 }
@@ -53,9 +54,37 @@ export function runReplicaCommand(argv: string[], context: ReplicaContext): Comm
         Bun.sleepSync(Math.max(0, started + everyMs - Date.now()))
       }
     }
+    case 'ship':
+      throw new UsageError('replica ship runs until stopped: run it as its own command, not from here')
     default:
-      throw new UsageError(action === undefined ? 'replica needs litestream-config or restore' : `unknown command "replica ${action}" (admin --help lists the commands)`)
+      throw new UsageError(action === undefined ? 'replica needs litestream-config, ship or restore' : `unknown command "replica ${action}" (admin --help lists the commands)`)
   }
+}
+
+/**
+ * `admin replica ship --to <url> [--every N] [--litestream P] [--config F]` on the writer: ships
+ * control.sqlite and every organisation's file with Litestream, restarting it with a new config
+ * whenever an organisation is created or removed (replica/ship.ts). Runs until SIGTERM or
+ * SIGINT; resolves to the exit status.
+ */
+export function runShipCommand(args: string[], context: ReplicaContext): Promise<number> {
+  const { values } = parseOptions(args, { to: { type: 'string' }, every: { type: 'string' }, litestream: { type: 'string' }, config: { type: 'string' } })
+  const shipping = ship({
+    dataDir: context.dataDir,
+    to: replicaUrl(requireOption(values.to, 'to')),
+    litestream: litestreamExecutable(values.litestream),
+    configPath: values.config ?? join(context.dataDir, '.litestream.yml'),
+    checkEveryMs: integerOption(values.every ?? '5', 'every', 0, 1, 3600) * 1000,
+    log: (line) => context.out(`${new Date().toISOString()} ${line}\n`),
+  })
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => shipping.stop())
+  return shipping.done.then(() => 0)
+}
+
+function litestreamExecutable(given: string | undefined): string {
+  const litestream = given ?? 'litestream'
+  if (Bun.which(litestream) === null) throw new UsageError(`cannot run "${litestream}": install Litestream 0.3, or give its path with --litestream`)
+  return litestream
 }
 
 function replicaUrl(url: string): string {
@@ -66,5 +95,5 @@ function replicaUrl(url: string): string {
 
 function roundLine(round: RestoreRound): string {
   const failed = round.failed.map(({ file, reason }) => `; ${file} not restored: ${reason}`).join('')
-  return `${new Date().toISOString()} restored ${round.restored.length} file(s) in ${round.ms} ms${failed}`
+  return `${new Date().toISOString()} restored ${round.restored.length} file(s), ${round.unchanged} unchanged, in ${round.ms} ms${failed}`
 }

@@ -20,6 +20,8 @@ commands:
                                                            up as far as its rows allow, or down
   admin check --org <org> [--limit 100] [--json]           the tenant file's rows that break the contract
   admin replica litestream-config --to <url> [--json]      the writer's litestream.yml: control.sqlite and every tenant file
+  admin replica ship --to <url> [--every N] [--litestream <path>] [--config <file>]
+                                                           the writer: Litestream for control.sqlite and every organisation, restarted when they change
   admin replica restore --from <url> [--every N] [--litestream <path>] [--json]
                                                            a replica: fresh copies from Litestream, swapped in
 
@@ -36,8 +38,10 @@ arguments and options:
                  default ${TENANT_SCHEMA_VERSION}); going down takes away what the versions above N added
   --limit N      check: rows listed at most (1 to 100000, default 100); all are counted
   --to, --from   replica: where the writer's Litestream replicates (file:///srv/replica, s3://bucket/path)
-  --every N      replica restore: a round every N seconds (1 to 86400) until stopped; without it, one round
-  --litestream P replica restore: the litestream executable (default: litestream on the PATH)
+  --every N      replica restore: a round every N seconds (1 to 86400) until stopped; without it, one round;
+                 replica ship: how often control.sqlite's organisations are compared (default 5)
+  --litestream P replica: the litestream executable (default: litestream on the PATH)
+  --config F     replica ship: where it writes litestream.yml (default: DATA_DIR/.litestream.yml)
   --json         exactly one JSON document on stdout; an error is one JSON document on stderr
 
 exit status: 0 done; 2 wrong input (one line on stderr, nothing written); 1 unexpected error,

@@ -28,6 +28,8 @@ export interface Config {
   readOnly: boolean
   /** Whether a first start on an empty data directory makes the sample organisation. */
   sampleData: SampleData
+  /** READ_ONLY=1 on a replica's copy: /readyz fails once the copy was last confirmed current longer ago than this. */
+  replicaMaxAgeS: number
 }
 
 /** `auto`: only for a person starting the server (standard error a terminal); see src/bootstrap.ts. */
@@ -110,6 +112,7 @@ export const SETTINGS = [
   { key: 'metricsHost', env: 'METRICS_HOST', default: '127.0.0.1', description: 'Interface the metrics listener binds; it has no token, so whoever reaches it can read the metrics.', parse: nonEmpty },
   { key: 'readOnly', env: 'READ_ONLY', default: false, description: '1: serve a data directory the service never writes (a replica\'s copy, a read-only mount); needs REDIS_URL, and last-used times of tokens are not kept.', parse: flag },
   { key: 'sampleData', env: 'SAMPLE_DATA', default: 'auto', description: 'A first start on an empty data directory makes a sample organisation: auto only when standard error is a terminal (a person started it), on always (its token printed only to a terminal), off never.', parse: sampleData },
+  { key: 'replicaMaxAgeS', env: 'REPLICA_MAX_AGE_S', default: 30, description: 'With READ_ONLY=1 on a replica\'s copy: /readyz fails (the balancer takes the replica out) once the copy was last confirmed current against the storage longer ago than this many seconds.', parse: integer(1, 86_400) },
 ] as const satisfies readonly Setting<keyof Config>[]
 
 /** Builds the configuration from an environment (defaults for what is unset). Throws ConfigError. */

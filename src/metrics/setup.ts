@@ -7,6 +7,8 @@ import { createProcessMetrics } from './process-metrics.ts'
 import { createServiceMetrics } from './prometheus.ts'
 import { createSupervisorMetrics } from './supervisor-metrics.ts'
 import { noMetrics, type MetricsRecorder } from './recorder.ts'
+import { registerReplicaMetrics } from './replica-metrics.ts'
+import { copyHealth } from '../replica/copy-state.ts'
 
 /**
  * What each kind of process does for the metrics (docs/operations.md#metrics), for the entry
@@ -64,6 +66,7 @@ export function serverMetrics(config: Config, logger: Logger, worker: number | u
 export function parentMetrics(config: Config, logger: Logger): { channel: WorkerMetrics; workerRestarted(): void; listen(): MetricsListening } | undefined {
   if (config.metricsPort === undefined) return undefined
   const supervisor = createSupervisorMetrics()
+  if (config.readOnly) registerReplicaMetrics(supervisor.registry, () => copyHealth(config.dataDir, Date.now()), config.replicaMaxAgeS)
   const channel = new WorkerMetrics({ parentProcess: createProcessMetrics('parent'), parent: supervisor.registry })
   // Between scrapes too: a worker killed outright then loses at most about this much of its counts.
   setInterval(() => void channel.refresh(), REFRESH_EVERY_MS).unref()

@@ -7,6 +7,8 @@ import { openTenant, tempDataDir } from '../support/harness.ts'
 import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
 import { LITESTREAM, replicate, type Replication } from '../support/litestream.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
+import { readCopyState } from '../../src/replica/copy-state.ts'
+import { directoryState } from '../support/replica-copy.ts'
 
 /**
  * `admin replica litestream-config` and `admin replica restore` with the real Litestream
@@ -89,7 +91,7 @@ describe('admin replica litestream-config', () => {
     expectUsageError(writer('replica', 'litestream-config'), '--to is required')
     expectUsageError(writer('replica', 'litestream-config', '--to', 'http://example.com/x'), 'a replica URL starts with file://')
     expectUsageError(writer('replica', 'litestream-config', '--to', 'not a url'), 'is not a URL')
-    expectUsageError(writer('replica'), 'replica needs litestream-config or restore')
+    expectUsageError(writer('replica'), 'replica needs litestream-config, ship or restore')
     expectUsageError(writer('replica', 'promote'), 'unknown command "replica promote"')
     expectUsageError(onReplica('replica', 'restore', '--from', replicaUrl, '--litestream', join(root.dir, 'no-such-litestream')), 'cannot run')
     expectUsageError(onReplica('replica', 'restore', '--from', replicaUrl, '--every', '0', '--litestream', LITESTREAM), '--every must be a whole number from 1')
@@ -120,14 +122,50 @@ describe('admin replica restore', () => {
       expect(db.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'delete' })
       db.close()
     }
-    // Nothing but the served files is left behind (no staging, no -wal or -shm).
-    expect(readdirSync(replicaDir).sort()).toEqual(['control.sqlite', 'orgs'])
+    // Nothing but the served files and the copy's state is left behind (no staging, no -wal or -shm).
+    expect(readdirSync(replicaDir).sort()).toEqual(['.replica.json', 'control.sqlite', 'orgs'])
     expect(readdirSync(join(replicaDir, 'orgs')).sort()).toEqual(orgIds.map((id) => `${id}.sqlite`).sort())
 
     const db = openTenant(writerDir, orgIds[0]!)
     writeBulkTickets(db, { count: 50, idPrefix: 'later' })
     db.close()
-    await restoreUntil(orgIds[0]!, 150)
+    const later = await restoreUntil(orgIds[0]!, 150)
+    // Only what changed: the other organisation's file was left as it was.
+    expect(later.json().restored).not.toContain(`orgs/${orgIds[1]}.sqlite`)
+  })
+
+  test('a round with nothing shipped since restores nothing, and records the copy confirmed current', async () => {
+    const before = readCopyState(replicaDir)!
+    await Bun.sleep(20)
+    const round = onReplica('replica', 'restore', '--from', replicaUrl, '--litestream', LITESTREAM, '--json').json()
+    const after = readCopyState(replicaDir)!
+    // control.sqlite may have moved (a write on the writer's side); the tenant files have not.
+    expect(round.restored.filter((file: string) => file !== 'control.sqlite')).toEqual([])
+    expect(round.unchanged).toBeGreaterThanOrEqual(2)
+    expect(Date.parse(after.confirmedAt)).toBeGreaterThan(Date.parse(before.confirmedAt))
+    expect(after.from).toBe(replicaUrl)
+    expect(Object.keys(after.positions).sort()).toEqual(['control.sqlite', ...orgIds.map((id) => `orgs/${id}.sqlite`)].sort())
+    expect(after.unrestored).toEqual([])
+  })
+
+  test("a replica's directory refuses every admin command that writes, and the writer's own: exit 2, one line naming the writer; it reads", () => {
+    const state = directoryState(replicaDir)
+    const writes = [
+      ['org', 'create', '--name', 'On a replica'],
+      ['org', 'update', orgIds[0]!, '--plan', 'demo'],
+      ['token', 'create', '--org', orgIds[0]!, '--name', 'x'],
+      ['token', 'revoke', 'tok_x'],
+      ['seed', '--org', orgIds[0]!],
+      ['migrate'],
+      ['check', '--org', orgIds[0]!],
+      ['replica', 'litestream-config', '--to', replicaUrl],
+    ]
+    for (const argv of writes) expectUsageError(onReplica(...argv), "is a replica's data directory")
+    expectUsageError(onReplica('token', 'create', '--org', orgIds[0]!, '--name', 'x'), 'token create refused: ')
+    expect(onReplica('token', 'create', '--org', orgIds[0]!, '--name', 'x').stderr).toContain('run it on the writer')
+    expect(onReplica('org', 'list', '--json').stdout).toContain(orgIds[1]!)
+    expect(onReplica('token', 'list', '--org', orgIds[0]!).status).toBe(0)
+    expect(directoryState(replicaDir)).toEqual(state)
   })
 
   test('an organisation Litestream does not replicate yet: the others restored, it named, exit 1', async () => {
@@ -144,5 +182,6 @@ describe('admin replica restore', () => {
     expect(round.failed.map((failure: { file: string }) => failure.file)).toEqual([`orgs/${late.id}.sqlite`])
     expect(round.restored).toContain('control.sqlite')
     expect(existsSync(tenantFilePath(replicaDir, late.id))).toBe(false)
+    expect(readCopyState(replicaDir)!.unrestored.map((entry) => entry.file)).toEqual([`orgs/${late.id}.sqlite`])
   })
 })

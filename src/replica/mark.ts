@@ -1,0 +1,18 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { COPY_STATE_FILE } from './copy-state.ts'
+
+/**
+ * A replica's data directory is the restore loop's to fill (`replica restore` leaves its state
+ * file there, replica/copy-state.ts): a write into it would be lost at the next round, and would
+ * make the copy differ from the writer's meanwhile. Whatever writes (the admin CLI, a server
+ * without READ_ONLY=1) asks here first.
+ */
+export function isReplicaDataDirectory(dataDir: string): boolean {
+  return existsSync(join(dataDir, COPY_STATE_FILE))
+}
+
+/** The one line that refuses a write into a replica's data directory: `what` was refused, `instead` says what to do. */
+export function replicaRefusal(dataDir: string, what: string, instead = 'run it on the writer, whose files Litestream ships'): string {
+  return `${what}: ${dataDir} is a replica's data directory (\`replica restore\` fills it; it holds ${COPY_STATE_FILE}); ${instead}`
+}
