@@ -7,12 +7,16 @@ import { decorateResponse } from './response-headers.ts'
 /** A tenant file's failure, as the 503's message says it. */
 const FILE_FAILURE: Record<TenantFailureKind, string> = {
   missing: 'is missing',
+  'not restored on this replica yet': 'is not restored on this replica yet',
   damaged: 'is damaged',
   'unknown schema version': 'has a schema version this release does not know',
   busy: 'is busy',
   unreadable: 'cannot be read',
   'holding a row that breaks the tenant contract': 'holds a row that breaks the tenant contract',
 }
+
+/** Seconds a client waits for a replica to restore an organisation's file: about two rounds of the documented --every 5. */
+const NOT_RESTORED_RETRY_SECONDS = 10
 
 /**
  * Maps anything thrown while answering a request to an ApiError: the domain errors of the layers
@@ -23,7 +27,9 @@ export function toApiError(error: unknown, logger: Logger, requestId: string): A
   if (error instanceof ApiError) return error
   if (error instanceof TenantUnavailableError) {
     // The kind of failure only: the reason, with SQLite's message, is in the pool's log line, under the same request id.
-    return new ApiError('data_unavailable', `The organisation's data cannot be read right now (its data file ${FILE_FAILURE[error.kind]}); try again later.`, {}, {}, error)
+    // A replica's restore loop puts a new organisation's file in place within a round or two.
+    const retry: Record<string, string> = error.kind === 'not restored on this replica yet' ? { 'Retry-After': String(NOT_RESTORED_RETRY_SECONDS) } : {}
+    return new ApiError('data_unavailable', `The organisation's data cannot be read right now (its data file ${FILE_FAILURE[error.kind]}); try again later.`, {}, retry, error)
   }
   if (error instanceof ControlStoreUnavailableError) {
     // The body a tenant file's 503 has; /readyz says not ready meanwhile.

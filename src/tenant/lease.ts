@@ -34,7 +34,7 @@ export interface TenantLease {
  * Why a tenant file cannot be served, in words a client may read (the 503 body names it): never
  * a path, a SQL text or SQLite's own message, which go to the log only.
  */
-export type TenantFailureKind = 'missing' | 'damaged' | 'unknown schema version' | 'busy' | 'unreadable' | 'holding a row that breaks the tenant contract'
+export type TenantFailureKind = 'missing' | 'not restored on this replica yet' | 'damaged' | 'unknown schema version' | 'busy' | 'unreadable' | 'holding a row that breaks the tenant contract'
 
 /**
  * A tenant file that cannot be served: answered 503 `data_unavailable`, never an empty result.

@@ -211,7 +211,9 @@ export class TenantPool {
       return cached
     }
     if (cached) this.cache.delete(organisationId) // the file was replaced or removed
-    if (identity === null) throw this.unavailable(organisationId, { kind: 'missing', reason: 'tenant file missing' }, requestId)
+    // On a replica, an organisation control.sqlite names but whose file its restore loop has not
+    // put in place (not shipped yet): a wait, not a fault of the organisation's data.
+    if (identity === null) throw this.unavailable(organisationId, this.options.readOnly ? { kind: 'not restored on this replica yet', reason: 'tenant file not restored' } : { kind: 'missing', reason: 'tenant file missing' }, requestId)
 
     let handle: TenantHandle
     try {

@@ -9,6 +9,8 @@ import { LITESTREAM, replicate, type Replication } from '../support/litestream.t
 import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { readCopyState } from '../../src/replica/copy-state.ts'
 import { directoryState } from '../support/replica-copy.ts'
+import { redisForFile } from '../support/redis-server.ts'
+import { runServerProcessToExit, startServerProcess } from '../support/server-process.ts'
 
 /**
  * `admin replica litestream-config` and `admin replica restore` with the real Litestream
@@ -25,6 +27,7 @@ let replication: Replication | undefined
 const writer = adminRunner(() => writerDir, NOW)
 const onReplica = adminRunner(() => replicaDir, NOW)
 const orgIds: string[] = []
+const redis = redisForFile()
 
 beforeAll(() => {
   root = tempDataDir()
@@ -168,8 +171,9 @@ describe('admin replica restore', () => {
     expect(directoryState(replicaDir)).toEqual(state)
   })
 
-  test('an organisation Litestream does not replicate yet: the others restored, it named, exit 1', async () => {
+  test('an organisation Litestream does not replicate yet: the others restored, it named, exit 1; a server on the copy answers its token 503 with Retry-After and /readyz names the file', async () => {
     const late = writer('org', 'create', '--name', 'Late', '--json').json()
+    const lateToken = writer('token', 'create', '--org', late.id, '--name', 'late', '--json').json().token
     // control.sqlite, replicated, now names it; its file is not in Litestream's config.
     const deadline = Date.now() + 15_000
     let run: AdminRun
@@ -183,5 +187,30 @@ describe('admin replica restore', () => {
     expect(round.restored).toContain('control.sqlite')
     expect(existsSync(tenantFilePath(replicaDir, late.id))).toBe(false)
     expect(readCopyState(replicaDir)!.unrestored.map((entry) => entry.file)).toEqual([`orgs/${late.id}.sqlite`])
+
+    if (!redis.available) return
+    const server = await startServerProcess({ DATA_DIR: replicaDir, READ_ONLY: '1', REDIS_URL: redis.url })
+    try {
+      const response = await fetch(`${server.base}/v1/queues`, { headers: { Authorization: `Bearer ${lateToken}` } })
+      expect(response.status).toBe(503)
+      expect(response.headers.get('retry-after')).toBe('10')
+      expect(await response.json()).toMatchObject({ error: 'data_unavailable', message: expect.stringContaining('(its data file is not restored on this replica yet)') })
+      const ready = await fetch(`${server.base}/readyz`)
+      expect(ready.status).toBe(200)
+      expect(await ready.json()).toEqual({ status: 'ready', unrestored: [`orgs/${late.id}.sqlite`] })
+    } finally {
+      await server.stop()
+    }
+  })
+
+  test('a server without READ_ONLY=1 refuses a replica\'s directory: exit 2, one line, nothing written', async () => {
+    const state = directoryState(replicaDir)
+    const { status, stdout, stderr } = await runServerProcessToExit({ DATA_DIR: replicaDir, PORT: '0' })
+    expect(status).toBe(2)
+    expect(stdout).toBe('')
+    expect(stderr.trim().split('\n')).toHaveLength(1)
+    expect(stderr).toContain("refusing to serve without READ_ONLY=1: ")
+    expect(stderr).toContain("is a replica's data directory")
+    expect(directoryState(replicaDir)).toEqual(state)
   })
 })
