@@ -83,6 +83,7 @@ export interface CallOptions {
   /**
    * An X-Changes-Token already held: every answer must come from data at least that fresh. A
    * replica whose copy lags answers 503 `copy_behind`, which is retried, never a short answer.
+   * @default the X-Changes-Token of this client's latest answer about tickets (reads never go back)
    */
   floor?: string
 }
@@ -104,6 +105,14 @@ export class Client {
   private readonly baseUrl: string
   private readonly authorization: string
   private readonly policy: RetryPolicy
+  /**
+   * The X-Changes-Token of the latest answer about tickets: sent as X-Changes-Floor with every
+   * later one (unless the call names its own floor), so that behind a balancer a replica whose
+   * copy is older than what this client has already read answers 503 copy_behind (retried)
+   * rather than data from before it. Each answer is at least as fresh as the floor it was
+   * asked with, so the latest token is the freshest.
+   */
+  private seen: string | null = null
 
   constructor(options: ClientOptions) {
     if (!/^https?:\/\//i.test(options.baseUrl)) throw new TypeError(`baseUrl must be an http(s) URL; got ${options.baseUrl}`)
@@ -222,8 +231,14 @@ export class Client {
     const query = params.toString()
     const url = `${this.baseUrl}${path}${query ? `?${query}` : ''}`
     const headers: Record<string, string> = { Authorization: this.authorization, Accept: path.endsWith('.csv') ? 'text/csv' : 'application/json' }
-    if (floor) headers[CHANGES_FLOOR_HEADER] = floor
-    return sendWithRetries(url, { headers, signal }, this.policy, budget)
+    const tickets = path !== '/v1/queues'
+    const atLeast = floor ?? (tickets ? this.seen : null)
+    if (atLeast) headers[CHANGES_FLOOR_HEADER] = atLeast
+    return sendWithRetries(url, { headers, signal }, this.policy, budget).then((response) => {
+      const token = response.headers.get('x-changes-token')
+      if (tickets && token) this.seen = token
+      return response
+    })
   }
 }
 

@@ -13,7 +13,8 @@ import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts'
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
 import { LITESTREAM, replicate, type Replication } from '../support/litestream.ts'
-import { haproxyAvailable, haproxyConfig, startHaproxy, type Haproxy } from '../support/haproxy.ts'
+import { checkHaproxyConfig, HAPROXY_CONFIG, haproxyAvailable, startHaproxy, type Haproxy } from '../support/haproxy.ts'
+import { freePort } from '../support/free-port.ts'
 import { queryDuckDb } from '../support/duckdb-query.ts'
 
 /**
@@ -294,7 +295,33 @@ describe.skipIf(!available)('replicas behind HAProxy, fed by Litestream', () => 
   }, 30_000)
 })
 
-test("docs/operations.md shows the HAProxy configuration this test runs, with a network's addresses", () => {
+describe.skipIf(!available)('deploy/haproxy/haproxy.cfg', () => {
+  test('is valid (haproxy -c), as shipped and as the tests run it', () => {
+    for (const file of [HAPROXY_CONFIG, join(root.dir, 'haproxy.cfg')]) {
+      const { status, output } = checkHaproxyConfig(file)
+      expect(output).toContain('Configuration file is valid')
+      expect(status).toBe(0)
+    }
+  })
+
+  test("with no replica ready, HAProxy's own 503 is the API's JSON error body with Retry-After", async () => {
+    const idle = await startHaproxy(root.dir, [await freePort()], { waitReady: false })
+    try {
+      const response = await fetch(`${idle.base}/v1/queues`)
+      expect(response.status).toBe(503)
+      expect(response.headers.get('content-type')).toBe('application/json')
+      expect(response.headers.get('retry-after')).toBe('5')
+      const body = (await response.json()) as Record<string, string>
+      expect(Object.keys(body)).toEqual(['error', 'message', 'requestId'])
+      expect(body.error).toBe('data_unavailable')
+      expect(body.requestId).toBe(response.headers.get('x-request-id')!)
+    } finally {
+      await idle.stop()
+    }
+  })
+})
+
+test('docs/operations.md points at deploy/haproxy/haproxy.cfg', () => {
   const docs = readFileSync(join(import.meta.dir, '../../docs/operations.md'), 'utf8')
-  expect(docs).toContain('```text\n' + haproxyConfig('*:80', ['10.0.0.11:3000', '10.0.0.12:3000']) + '```')
+  expect(docs).toContain('deploy/haproxy/haproxy.cfg')
 })

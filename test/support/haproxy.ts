@@ -1,5 +1,5 @@
 import type { Subprocess } from 'bun'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort } from './free-port.ts'
 
@@ -24,35 +24,22 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL')
 })
 
-/**
- * The configuration the test runs, which docs/operations.md#more-than-one-machine shows with
- * its own addresses (the test checks that the two agree): `bind` and each server as host:port.
- */
+/** The configuration operators install (deploy/haproxy/haproxy.cfg); the tests run it with their own addresses. */
+export const HAPROXY_CONFIG = join(import.meta.dir, '../../deploy/haproxy/haproxy.cfg')
+
+/** deploy/haproxy/haproxy.cfg with `bind` and the servers (host:port each) of a test. */
 export function haproxyConfig(bind: string, servers: readonly string[]): string {
-  return `global
-  maxconn 4096
+  const shipped = readFileSync(HAPROXY_CONFIG, 'utf8')
+  const lines = shipped.split('\n').filter((line) => !/^\s+server replica\d+ /.test(line))
+  const at = shipped.split('\n').findIndex((line) => /^\s+server replica\d+ /.test(line))
+  lines.splice(at, 0, ...servers.map((server, i) => `  server replica${i + 1} ${server} check`))
+  return lines.join('\n').replace(/^  bind \*:80$/m, `  bind ${bind}`)
+}
 
-defaults
-  mode http
-  timeout connect 2s
-  timeout client 60s
-  timeout server 60s
-  # A request whose server went away is sent again, to another server.
-  retries 3
-  option redispatch
-  retry-on conn-failure empty-response
-
-frontend api
-  bind ${bind}
-  default_backend replicas
-
-backend replicas
-  balance roundrobin
-  option httpchk GET /readyz
-  http-check expect status 200
-  default-server inter 500ms fall 2 rise 1
-${servers.map((server, i) => `  server replica${i + 1} ${server} check`).join('\n')}
-`
+/** `haproxy -c -f <file>`: its status and what it said. */
+export function checkHaproxyConfig(file: string): { status: number; output: string } {
+  const run = Bun.spawnSync([binary!, '-c', '-f', file], { stdout: 'pipe', stderr: 'pipe' })
+  return { status: run.exitCode, output: run.stdout.toString() + run.stderr.toString() }
 }
 
 export interface Haproxy {
@@ -61,16 +48,17 @@ export interface Haproxy {
 }
 
 /** Starts haproxy in the foreground on a free port, balancing `servers` (ports on 127.0.0.1). */
-export async function startHaproxy(dir: string, servers: readonly number[]): Promise<Haproxy> {
+export async function startHaproxy(dir: string, servers: readonly number[], { waitReady = true } = {}): Promise<Haproxy> {
   const port = await freePort()
-  const config = join(dir, 'haproxy.cfg')
+  const config = join(dir, waitReady ? 'haproxy.cfg' : `haproxy-${port}.cfg`)
   writeFileSync(config, haproxyConfig(`127.0.0.1:${port}`, servers.map((serverPort) => `127.0.0.1:${serverPort}`)))
   const child = Bun.spawn([binary!, '-db', '-f', config], { stdout: 'ignore', stderr: 'pipe' })
   running.add(child)
   const base = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 10_000
   for (;;) {
-    const ready = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false)
+    // Without waitReady, any answer of HAProxy's own (its 503 when no server is up) will do.
+    const ready = await fetch(`${base}/readyz`).then((r) => r.status === 200 || !waitReady, () => false)
     if (ready) break
     if (Date.now() > deadline || child.exitCode !== null) {
       child.kill('SIGKILL')

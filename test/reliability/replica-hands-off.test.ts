@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Subprocess } from 'bun'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { ControlStore } from '../../src/control/store.ts'
+import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
+import { restoreRound } from '../../src/replica/restore.ts'
+import { adminRunner } from '../support/admin-cli.ts'
+import { openTenant, tempDataDir } from '../support/harness.ts'
+import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts'
+import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
+import { LITESTREAM } from '../support/litestream.ts'
+import { haproxyAvailable, startHaproxy, type Haproxy } from '../support/haproxy.ts'
+
+/**
+ * Replicas an operator can leave alone (docs/operations.md#more-than-one-machine), every part
+ * real: the writer's `admin replica ship` running Litestream (its npm package), two replicas
+ * each refreshed by `admin replica restore --every 1` and served by READ_ONLY=1 with a short
+ * REPLICA_MAX_AGE_S, one redis-server, HAProxy (Debian's) running deploy/haproxy/haproxy.cfg.
+ * A replica whose restores stop leaves rotation and a revoked token is refused through HAProxy
+ * within the bound; a new organisation is served by every replica with no config edited.
+ */
+const available = redisAvailable() && haproxyAvailable()
+const NOW = Date.now()
+const DAY = 86_400_000
+const MAX_AGE_S = 3
+/**
+ * The documented bound on a revocation through the balancer: REPLICA_MAX_AGE_S, plus Litestream's
+ * 1 s sync and HAProxy's two checks 500 ms apart; with margin for a machine shared by other tests.
+ */
+const REVOCATION_BOUND_MS = (MAX_AGE_S + 2) * 1000 + 5_000
+
+let root: { dir: string; cleanup: () => void }
+let writerDir: string
+let storageUrl: string
+let redis: RedisServer
+let shipper: Subprocess<'ignore', 'pipe', 'pipe'>
+let shipped = ''
+let haproxy: Haproxy
+const replicas: { dir: string; server: ServerProcess; restorer: Subprocess }[] = []
+let tokens: { loader: string; revoked: string; revokedId: string }
+const writerAdmin = adminRunner(() => writerDir, NOW)
+
+function startRestorer(dir: string): Subprocess {
+  return Bun.spawn([process.execPath, 'src/cli/admin.ts', 'replica', 'restore', '--from', storageUrl, '--every', '1', '--litestream', LITESTREAM], {
+    env: { ...process.env, DATA_DIR: dir },
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
+}
+
+async function firstRestore(dir: string): Promise<void> {
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    try {
+      if (restoreRound({ dataDir: dir, from: storageUrl, litestream: LITESTREAM }).failed.length === 0) return
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+    }
+    if (Date.now() > deadline) throw new Error('the first restore did not succeed')
+    await Bun.sleep(200)
+  }
+}
+
+const get = (base: string, path: string, token?: string) => fetch(base + path, { headers: token ? { Authorization: `Bearer ${token}` } : {} })
+const statusOf = async (base: string, path: string, token?: string) => {
+  const response = await get(base, path, token)
+  await response.arrayBuffer()
+  return response.status
+}
+
+beforeAll(async () => {
+  if (!available) return
+  root = tempDataDir()
+  writerDir = join(root.dir, 'writer')
+  storageUrl = `file://${join(root.dir, 'storage')}`
+  const store = new ControlStore(writerDir)
+  const org = createOrganisationWithTenant(store, { name: 'Hands off', plan: 'paid', apiEnabled: true, now: NOW })
+  const db = openTenant(writerDir, org.id)
+  writeStructure(db)
+  writeBulkTickets(db, { count: 200, start: new Date(NOW - 5 * DAY).toISOString(), everySeconds: 600 })
+  db.close()
+  const token = () => store.createToken({ organisationId: org.id, name: 'hands-off', createdAt: new Date(NOW).toISOString() })
+  const revoked = token()
+  tokens = { loader: token().token, revoked: revoked.token, revokedId: revoked.record.id }
+  store.close()
+
+  redis = await startRedis()
+  shipper = Bun.spawn([process.execPath, 'src/cli/admin.ts', 'replica', 'ship', '--to', storageUrl, '--every', '1', '--litestream', LITESTREAM, '--config', join(root.dir, 'litestream.yml')], {
+    env: { ...process.env, DATA_DIR: writerDir },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  void (async () => {
+    const reader = shipper.stdout.getReader()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) return
+      shipped += new TextDecoder().decode(value)
+    }
+  })()
+  for (const name of ['a', 'b']) {
+    const dir = join(root.dir, name)
+    mkdirSync(dir)
+    await firstRestore(dir)
+    const server = await startServerProcess({ DATA_DIR: dir, READ_ONLY: '1', REDIS_URL: redis.url, REPLICA_MAX_AGE_S: String(MAX_AGE_S), RATE_LIMIT_PER_MINUTE: '1000000', METRICS_PORT: '0' })
+    replicas.push({ dir, server, restorer: startRestorer(dir) })
+  }
+  haproxy = await startHaproxy(root.dir, replicas.map((replica) => Number(new URL(replica.server.base).port)))
+}, 90_000)
+
+afterAll(async () => {
+  await haproxy?.stop()
+  for (const replica of replicas) {
+    replica.restorer.kill('SIGKILL')
+    await replica.server.stop().catch(() => {})
+  }
+  if (shipper) {
+    shipper.kill('SIGTERM')
+    await shipper.exited
+  }
+  await redis?.stop()
+  root?.cleanup()
+})
+
+/** The replica's own metrics (METRICS_PORT=0: the URL is in its log). */
+async function metricOf(server: ServerProcess, name: string): Promise<number | undefined> {
+  const url = /"event":"metrics_listening","url":"([^"]+)"/.exec(server.output())?.[1]
+  const text = await (await fetch(url!)).text()
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `))
+  return line === undefined ? undefined : Number(line.split(' ')[1])
+}
+
+describe.skipIf(!available)('replicas left alone', () => {
+  test('a replica whose restores stop leaves rotation past REPLICA_MAX_AGE_S: a revoked token is refused through HAProxy within the bound, and it comes back when its restores resume', async () => {
+    const [fresh, stale] = replicas as [(typeof replicas)[0], (typeof replicas)[0]]
+    for (const replica of replicas) expect(await statusOf(replica.server.base, '/readyz')).toBe(200)
+    expect(await metricOf(stale.server, 'queue_api_replica_copy_age_seconds')).toBeLessThan(MAX_AGE_S)
+    expect(await metricOf(stale.server, 'queue_api_replica_copy_max_age_seconds')).toBe(MAX_AGE_S)
+
+    stale.restorer.kill('SIGKILL')
+    await stale.restorer.exited
+    const revokedAt = Date.now()
+    expect(writerAdmin('token', 'revoke', tokens.revokedId).status).toBe(0)
+
+    // Through HAProxy until 20 answers in a row are 401 (round robin: both replicas asked each time).
+    let refusedSince: number | undefined
+    let inARow = 0
+    const seen: number[] = []
+    while (inARow < 20) {
+      const status = await statusOf(haproxy.base, '/v1/queues', tokens.revoked)
+      seen.push(status)
+      if (status === 401) {
+        refusedSince ??= Date.now()
+        inARow++
+      } else {
+        expect(status).toBe(200) // never anything but the copy's answer
+        refusedSince = undefined
+        inARow = 0
+      }
+      if (Date.now() - revokedAt > REVOCATION_BOUND_MS + 10_000) throw new Error(`HAProxy still lets the revoked token through: ${seen.slice(-20).join(' ')}`)
+      await Bun.sleep(50)
+    }
+    const refusedAfter = refusedSince! - revokedAt
+    console.log(`revocation → 401 on every replica in rotation (through HAProxy, one replica's restores stopped, REPLICA_MAX_AGE_S=${MAX_AGE_S}): ${refusedAfter} ms`)
+    expect(refusedAfter).toBeLessThan(REVOCATION_BOUND_MS)
+
+    // The stale one is out, and says why; its metric says how old it is.
+    const ready = await get(stale.server.base, '/readyz')
+    expect(ready.status).toBe(503)
+    expect(ready.headers.get('retry-after')).toBe('5')
+    expect(((await ready.json()) as { message: string }).message).toContain('longer than REPLICA_MAX_AGE_S (3 s)')
+    expect(await metricOf(stale.server, 'queue_api_replica_copy_age_seconds')).toBeGreaterThan(MAX_AGE_S)
+    expect(await statusOf(fresh.server.base, '/readyz')).toBe(200)
+    expect(await statusOf(fresh.server.base, '/v1/queues', tokens.revoked)).toBe(401)
+
+    // Restores resume: ready again, the revocation with it, and back in rotation.
+    stale.restorer = startRestorer(stale.dir)
+    const deadline = Date.now() + 30_000
+    while ((await statusOf(stale.server.base, '/readyz')) !== 200) {
+      if (Date.now() > deadline) throw new Error('the replica did not become ready again')
+      await Bun.sleep(100)
+    }
+    expect(await statusOf(stale.server.base, '/v1/queues', tokens.revoked)).toBe(401)
+    expect(await statusOf(stale.server.base, '/v1/queues', tokens.loader)).toBe(200)
+  }, 90_000)
+
+  test('a new organisation is shipped and served by every replica with no config edited; until then its token is 401 or 503 with Retry-After', async () => {
+    const org = writerAdmin('org', 'create', '--name', 'Arrived later', '--json').json()
+    const token = writerAdmin('token', 'create', '--org', org.id, '--name', 'new', '--json').json().token as string
+    expect(writerAdmin('seed', '--org', org.id, '--days', '2', '--per-day', '20').status).toBe(0)
+    const createdAt = Date.now()
+    const servedAfter: number[] = []
+    const answers = new Set<string>()
+    for (const replica of replicas) {
+      for (;;) {
+        const response = await get(replica.server.base, '/v1/queues', token)
+        const body = (await response.json()) as { error?: string }
+        answers.add(`${response.status} ${body.error ?? ''}`.trim())
+        if (response.status === 503) expect(response.headers.get('retry-after')).not.toBeNull()
+        if (response.status === 200) break
+        if (Date.now() - createdAt > 45_000) throw new Error(`the new organisation is not served by ${replica.server.base}: ${[...answers].join(', ')}`)
+        await Bun.sleep(100)
+      }
+      servedAfter.push(Date.now() - createdAt)
+    }
+    console.log(`new organisation → served by each replica after, ms: ${servedAfter.join(', ')}; answers meanwhile: ${[...answers].join(', ')}`)
+    expect([...answers].filter((answer) => !['200', '401 unauthorized', '503 data_unavailable'].includes(answer))).toEqual([])
+    expect(shipped).toContain('organisations changed (1 added, 0 removed): litestream restarted with 2')
+  }, 90_000)
+})
