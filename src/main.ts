@@ -11,6 +11,7 @@ import { parentMetrics, serverMetrics } from './metrics/setup.ts'
 import { IN_COMPILED_FILE } from './web/served-files.ts'
 import { DataDirectoryError, ensureWritableDataDirectory } from './db/writable-data-directory.ts'
 import { isReplicaDataDirectory, replicaRefusal } from './replica/mark.ts'
+import { isLoopbackRedis } from './replica/shared-redis.ts'
 import { logSchemaCensus, takeSchemaCensus } from './tenant/schema-census.ts'
 import { escapeTerminal } from './cli/terminal-text.ts'
 import { assertDirectoryOrAbsent, assertWritableFileSystem, describeStartUpFailure, type StartStep } from './start-up-failure.ts'
@@ -139,6 +140,10 @@ if (worker === undefined) {
           store.close()
         }
       })
+      // A replica's REDIS_URL on loopback: each machine would count in its own Redis (replica/shared-redis.ts).
+      if (config.readOnly && config.redisUrl !== undefined && isLoopbackRedis(config.redisUrl)) {
+        logger.warn('redis_on_loopback', { hint: 'REDIS_URL names this machine: replicas on other machines each counting in their own Redis would let a token make N times its limit; give every replica the one shared Redis' })
+      }
       if (sample) process.stderr.write(escapeTerminal(sampleInstructions(sample, urlOf(port), Date.now(), invokedAs('admin'))))
     },
     started: (port) => announceStart(config, sink.write, urlOf(port), tcpMigrateReq()),

@@ -13,6 +13,9 @@ function loggedQuery(search: string): string | undefined {
   return query.length > 512 ? `${query.slice(0, 512)}…` : query
 }
 
+const HEALTH_CHECKS = new Set(['/healthz', '/readyz'])
+const isHealthCheck = (path: string) => HEALTH_CHECKS.has(path)
+
 /**
  * One access-log line per answered request (docs/operations.md#logs): the pipeline's first
  * observer. Every field goes through the logger's token redaction (src/logger.ts), the path
@@ -20,7 +23,9 @@ function loggedQuery(search: string): string | undefined {
  */
 export function accessLog(logger: Logger): RequestObserver {
   return ({ context, response, durationMs, error, pathResolved }) => {
-    logger.info('request', {
+    // A balancer checks /readyz every 500 ms: its good answers, and /healthz's, at debug only.
+    const level = isHealthCheck(context.path) && response.status === 200 ? 'debug' : 'info'
+    logger[level]('request', {
       requestId: context.id,
       method: context.method,
       path: context.path,

@@ -28,7 +28,8 @@ beforeAll(async () => {
   token = store.createToken({ organisationId: org.id, name: 'edge', createdAt: new Date().toISOString() }).token
   store.close()
   // A drain longer than any test: a request left counted in flight would hang SIGTERM past the test's timeout.
-  server = await startServerProcess({ DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000', SHUTDOWN_DRAIN_MS: '3600000' })
+  // At debug: a health check's access line is written at debug (docs/operations.md#access-log), and these tests read it.
+  server = await startServerProcess({ DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000', SHUTDOWN_DRAIN_MS: '3600000', LOG_LEVEL: 'debug' })
 })
 afterAll(() => {
   if (server.process.exitCode === null) server.process.kill('SIGKILL')
