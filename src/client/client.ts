@@ -107,7 +107,7 @@ export class Client {
   private readonly policy: RetryPolicy
   /**
    * The X-Changes-Token of the latest answer about tickets: sent as X-Changes-Floor with every
-   * later one (unless the call names its own floor), so that behind a balancer a replica whose
+   * later request, /v1/queues too (unless the call names its own floor), so that behind a balancer a replica whose
    * copy is older than what this client has already read answers 503 copy_behind (retried)
    * rather than data from before it. Each answer is at least as fresh as the floor it was
    * asked with, so the latest token is the freshest.
@@ -134,7 +134,7 @@ export class Client {
 
   /** Every location with its queues. */
   async queues(options: CallOptions = {}): Promise<QueuesResponse> {
-    const response = await this.get('/v1/queues', new URLSearchParams(), new WaitBudget(), { signal: options.signal })
+    const response = await this.get('/v1/queues', new URLSearchParams(), new WaitBudget(), { signal: options.signal, floor: options.floor })
     return (await response.json()) as QueuesResponse
   }
 
@@ -231,12 +231,11 @@ export class Client {
     const query = params.toString()
     const url = `${this.baseUrl}${path}${query ? `?${query}` : ''}`
     const headers: Record<string, string> = { Authorization: this.authorization, Accept: path.endsWith('.csv') ? 'text/csv' : 'application/json' }
-    const tickets = path !== '/v1/queues'
-    const atLeast = floor ?? (tickets ? this.seen : null)
+    const atLeast = floor ?? this.seen
     if (atLeast) headers[CHANGES_FLOOR_HEADER] = atLeast
     return sendWithRetries(url, { headers, signal }, this.policy, budget).then((response) => {
       const token = response.headers.get('x-changes-token')
-      if (tickets && token) this.seen = token
+      if (token) this.seen = token
       return response
     })
   }

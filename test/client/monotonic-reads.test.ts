@@ -62,10 +62,15 @@ test('after an answer from the fresh copy, the lagging one is never read: 503 co
   expect(balancer.sentFloors.slice(1).every((floor) => floor !== null)).toBe(true)
 })
 
-test('/v1/queues carries no floor (it is not a read of tickets)', async () => {
+test('/v1/queues holds to the floor too, once the client has read tickets; an explicit floor wins', async () => {
   const balancer = alternating()
   const client = new Client({ baseUrl: 'http://balancer.invalid', token, fetch: balancer.fetch, sleep: async () => {} })
-  await client.queues()
-  await client.queues()
-  expect(balancer.sentFloors).toEqual([null, null])
+  for await (const _ of client.pages({ ...RANGE, limit: 500 })); // the fresh copy
+  await client.queues() // the lagging copy: copy_behind, then the fresh one
+  expect(balancer.sentFloors).toHaveLength(3)
+  expect(balancer.sentFloors[0]).toBeNull()
+  expect(balancer.sentFloors[1]).toBeString()
+  expect(balancer.sentFloors[2]).toBe(balancer.sentFloors[1]!)
+  await client.queues({ floor: 'not-a-token' }).catch(() => {})
+  expect(balancer.sentFloors.at(-1)).toBe('not-a-token')
 })

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { ControlStore } from '../../src/control/store.ts'
 import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
@@ -12,6 +13,7 @@ import { startServerProcess, type ServerProcess } from '../support/server-proces
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
 import { LITESTREAM } from '../support/litestream.ts'
 import { haproxyAvailable, startHaproxy, type Haproxy } from '../support/haproxy.ts'
+import { prometheusAvailable, runPromtool } from '../metrics/support.ts'
 
 /**
  * Replicas an operator can leave alone (docs/operations.md#more-than-one-machine), every part
@@ -40,6 +42,7 @@ let shipped = ''
 let haproxy: Haproxy
 const replicas: { dir: string; server: ServerProcess; restorer: Subprocess }[] = []
 let tokens: { loader: string; revoked: string; revokedId: string }
+let firstOrgId: string
 const writerAdmin = adminRunner(() => writerDir, NOW)
 
 function startRestorer(dir: string): Subprocess {
@@ -84,6 +87,7 @@ beforeAll(async () => {
   const token = () => store.createToken({ organisationId: org.id, name: 'hands-off', createdAt: new Date(NOW).toISOString() })
   const revoked = token()
   tokens = { loader: token().token, revoked: revoked.token, revokedId: revoked.record.id }
+  firstOrgId = org.id
   store.close()
 
   redis = await startRedis()
@@ -126,9 +130,13 @@ afterAll(async () => {
 })
 
 /** The replica's own metrics (METRICS_PORT=0: the URL is in its log). */
-async function metricOf(server: ServerProcess, name: string): Promise<number | undefined> {
+async function scrape(server: ServerProcess): Promise<string> {
   const url = /"event":"metrics_listening","url":"([^"]+)"/.exec(server.output())?.[1]
-  const text = await (await fetch(url!)).text()
+  return (await fetch(url!)).text()
+}
+
+async function metricOf(server: ServerProcess, name: string): Promise<number | undefined> {
+  const text = await scrape(server)
   const line = text.split('\n').find((l) => l.startsWith(`${name} `))
   return line === undefined ? undefined : Number(line.split(' ')[1])
 }
@@ -139,6 +147,8 @@ describe.skipIf(!available)('replicas left alone', () => {
     for (const replica of replicas) expect(await statusOf(replica.server.base, '/readyz')).toBe(200)
     expect(await metricOf(stale.server, 'queue_api_replica_copy_age_seconds')).toBeLessThan(MAX_AGE_S)
     expect(await metricOf(stale.server, 'queue_api_replica_copy_max_age_seconds')).toBe(MAX_AGE_S)
+    expect(await metricOf(stale.server, 'queue_api_replica_unrestored_files')).toBe(0)
+    if (prometheusAvailable()) expect(await runPromtool(['check', 'metrics'], await scrape(stale.server))).toEqual({ status: 0, output: '' })
 
     stale.restorer.kill('SIGKILL')
     await stale.restorer.exited
@@ -209,5 +219,40 @@ describe.skipIf(!available)('replicas left alone', () => {
     console.log(`new organisation → served by each replica after, ms: ${servedAfter.join(', ')}; answers meanwhile: ${[...answers].join(', ')}`)
     expect([...answers].filter((answer) => !['200', '401 unauthorized', '503 data_unavailable'].includes(answer))).toEqual([])
     expect(shipped).toContain('organisations changed (1 added, 0 removed): litestream restarted with 2')
+  }, 90_000)
+
+  test('the shipper starts a Litestream that died again, and ships an organisation removed on the writer no more', async () => {
+    const litestream = Number(readFileSync(`/proc/${shipper.pid}/task/${shipper.pid}/children`, 'utf8').trim().split(/\s+/)[0])
+    expect(litestream).toBeGreaterThan(0)
+    process.kill(litestream, 'SIGKILL')
+    const killedAt = Date.now()
+    while (!shipped.includes('litestream exited with status')) {
+      if (Date.now() - killedAt > 15_000) throw new Error(`the shipper did not notice: ${shipped}`)
+      await Bun.sleep(100)
+    }
+    // Shipping goes on: a ticket written now reaches a replica.
+    const writer = openTenant(writerDir, firstOrgId)
+    writeBulkTickets(writer, { count: 1, idPrefix: 'after-restart-', start: new Date(Date.now() - 1000).toISOString() })
+    writer.close()
+    const range = `from=${new Date(Date.now() - 60_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`
+    for (;;) {
+      const page = (await (await get(replicas[0]!.server.base, `/v1/tickets?${range}`, tokens.loader)).json()) as { items?: { id: string }[] }
+      if (page.items?.some((item) => item.id.startsWith('after-restart-'))) break
+      if (Date.now() - killedAt > 30_000) throw new Error('a ticket written after Litestream was restarted did not reach the replica')
+      await Bun.sleep(200)
+    }
+
+    // No admin command removes an organisation: the application does, in control.sqlite.
+    const control = new Database(join(writerDir, 'control.sqlite'))
+    const removed = control.query("SELECT id FROM organisations WHERE name = 'Arrived later'").get() as { id: string }
+    control.run('DELETE FROM api_tokens WHERE organisation_id = ?', [removed.id])
+    control.run('DELETE FROM organisations WHERE id = ?', [removed.id])
+    control.close()
+    const removedAt = Date.now()
+    while (!shipped.includes('(0 added, 1 removed): litestream restarted with 1')) {
+      if (Date.now() - removedAt > 15_000) throw new Error(`the shipper did not notice the removal: ${shipped}`)
+      await Bun.sleep(100)
+    }
+    expect(readFileSync(join(root.dir, 'litestream.yml'), 'utf8')).not.toContain(removed.id)
   }, 90_000)
 })
