@@ -60,6 +60,12 @@ export const TicketPageSchema = t.Object(
   {
     items: t.Array(TicketSchema, { description: `Ordered by createdAt, then id. At most limit (default ${DEFAULT_PAGE_LIMIT}, maximum ${MAX_PAGE_LIMIT}) rows.` }),
     nextCursor: t.Union([t.String(), t.Null()], { description: 'Pass as cursor with the same from, to and filters; null exactly when no further matching row existed.' }),
+    deleted: t.Optional(
+      t.Array(t.String(), {
+        description:
+          'Only with changedAfter, on data that records deletes: ids of the tickets of the range and filters deleted after the token. Together with items at most limit entries; delete them from your copy.',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

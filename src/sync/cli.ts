@@ -6,20 +6,27 @@ import { invokedAs } from '../cli/invoked-as.ts'
 import { assertWritableFileLocation, describeStartUpFailure } from '../start-up-failure.ts'
 import { openTarget, parseTarget, type TargetSpec } from './open-target.ts'
 import { parseRoleName } from './postgres-location.ts'
-import { runSync, type SyncProgress, type SyncSummary } from './sync.ts'
-import { LockTimeoutError, TargetBusyError, type RowCount, type SyncTarget } from './target.ts'
+import { DownloadBrokeError } from './download-watch.ts'
+import { AnswerRefusedError } from './answer-checks.ts'
+import { runSync, WINDOW_ATTEMPTS, type SyncProgress, type SyncSummary } from './sync.ts'
+import { isWellFormedToken } from '../auth/token.ts'
+import { escapeTerminal as printable, terminalSafeJson } from '../cli/terminal-text.ts'
+import { LockTimeoutError, TargetBusyError, TooManyDeletesError, type RowCount, type SyncTarget } from './target.ts'
 
 const usage = (program: string, indent = ' '.repeat(program.length + 8)) => `usage: ${program} --url <base URL> --into <file.duckdb | postgresql://user@host:port/db> [--schema <name>]
 ${indent}[--since <date>] [--reconcile] [--token-env <VAR> | --token-file <path>]
-${indent}[--timeout <seconds>] [--grant <role>] [--json | --quiet]
+${indent}[--timeout <seconds>] [--grant <role>] [--max-delete <percent>] [--json | --quiet]
   --url        where the API is served, e.g. http://127.0.0.1:3000 (without /v1)
   --into       the DuckDB file to create or bring up to date, or a PostgreSQL database
                (postgresql:// or postgres://; the password in the URL or in PGPASSWORD;
                ?sslmode= and ?sslrootcert= as for psql, sslmode prefer by default)
   --schema     PostgreSQL only: the schema that holds the tables, a lower-case name (default: public)
-  --since      first run only: the start of the mirrored range (default: 90 days ago)
+  --since      first run only: the start of the mirrored range (default: 00:00 UTC of the day 90 days ago)
   --reconcile  read the whole mirrored range again and make the mirror equal to the server:
-               inserts, updates and deletes (run it weekly beside an hourly sync)
+               inserts, updates and deletes (run it weekly beside an hourly sync; every run
+               deletes what the server reports deleted)
+  --max-delete the largest share of the mirror's tickets a --reconcile, or of its locations or queues
+               any run, may delete for being absent from the server's answer (default: 50%)
   --token-env  the environment variable holding the API token (default: API_TOKEN)
   --token-file a file holding the API token (readable by its user only, else a warning), instead of --token-env
   --timeout    seconds without a byte from the API, or waiting for a PostgreSQL lock, before the
@@ -39,6 +46,7 @@ const OPTIONS = {
   'token-file': { type: 'string' },
   timeout: { type: 'string' },
   grant: { type: 'string' },
+  'max-delete': { type: 'string' },
   json: { type: 'boolean' },
   quiet: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -65,20 +73,23 @@ interface SyncCommandOptions {
   tokenSource: string
   token: string
   timeoutSeconds: number
+  /** --max-delete as a share, 0 to 1. */
+  maxDeleteShare: number
   json: boolean
   quiet: boolean
 }
 
 /** What a failure is, as `--json` prints it (`{"error": kind, "message": line}`). */
-type FailureKind = 'usage' | 'busy' | 'timeout' | 'failure'
+type FailureKind = 'usage' | 'busy' | 'timeout' | 'too_many_deletes' | 'failure'
 
 /** `sync`: mirrors one organisation into a DuckDB file or PostgreSQL (docs/loading.md#sync). Returns the exit status. */
 export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number> {
   const wantsJson = argv.includes('--json')
   /** One line on stderr and, with --json, one document on stdout: a script reads either. */
   const fail = (kind: FailureKind, message: string, status: number, hint = '') => {
-    io.err(`${io.interactive && kind !== 'usage' ? '\n' : ''}sync: ${message}${hint}\n`)
-    if (wantsJson) io.out(`${JSON.stringify({ error: kind, message: `${message}${hint}` })}\n`)
+    // Escaped: a message may quote what a server sent (a name, an error's text).
+    io.err(`${io.interactive && kind !== 'usage' ? '\n' : ''}sync: ${printable(`${message}${hint}`)}\n`)
+    if (wantsJson) io.out(`${terminalSafeJson({ error: kind, message: `${message}${hint}` })}\n`)
     return status
   }
   let options: SyncCommandOptions
@@ -134,11 +145,16 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
       baseUrl: options.url,
       since: options.since,
       reconcile: options.reconcile,
+      maxDeleteShare: options.maxDeleteShare,
       now: io.now,
+      onRetry: (event) => {
+        waits.push(event)
+        if (!options.json && !options.quiet && io.interactive) io.err(`\nwaiting ${event.waitSeconds.toFixed(1)} s (download broke off, asking for the window again)\n`)
+      },
       onProgress: !options.json && !options.quiet && io.interactive ? (p) => io.err(`\r${describeProgress(p)}`) : undefined,
     })
     const waitedSeconds = waits.reduce((sum, event) => sum + event.waitSeconds, 0)
-    if (options.json) io.out(`${JSON.stringify({ ...summary, requests, waits: waits.length, waitedSeconds: round(waitedSeconds) })}\n`)
+    if (options.json) io.out(`${terminalSafeJson({ ...summary, requests, waits: waits.length, waitedSeconds: round(waitedSeconds) })}\n`)
     else if (!options.quiet) io.err(`${io.interactive ? '\n' : ''}${describeSummary(summary, requests, waits.length)}\n`)
     status = 0
   } catch (error) {
@@ -151,6 +167,15 @@ export async function runSyncCommand(argv: string[], io: SyncIo): Promise<number
     if (error instanceof UsageError) status = fail('usage', error.message, 2)
     else if (error instanceof TargetBusyError) status = fail('busy', describeFailure(error, options), 1)
     else if (error instanceof TimeoutError || error instanceof LockTimeoutError) status = fail('timeout', describeFailure(error, options), 1, kept)
+    else if (error instanceof TooManyDeletesError) {
+      const percent = `${Math.round(options.maxDeleteShare * 100)}%`
+      status = fail(
+        'too_many_deletes',
+        `${error.message}, more than --max-delete ${percent} allows; nothing of it was deleted. If the server really holds that few (check with curl), run again with --max-delete 100%`,
+        1,
+        kept,
+      )
+    }
     else status = fail('failure', describeFailure(error, options), 1, kept)
   } finally {
     process.off('SIGINT', stop)
@@ -182,10 +207,18 @@ function parseCommandLine(argv: string[], io: SyncIo): SyncCommandOptions | 'hel
     if (since >= io.now) throw new UsageError(`--since must be in the past; got ${values.since}`)
   }
   const { token, tokenSource, warning } = readToken(values['token-env'], values['token-file'], io.env)
+  // Checked before any request: what is not one of the service's tokens is never sent (a file
+  // holding a password, another service's key). Said without the token itself.
+  if (!isWellFormedToken(token)) {
+    throw new UsageError(
+      `${tokenSource} does not hold an API token of this service (svc_ then 38 letters and digits, the last 6 a checksum; this one has ${token.length} characters${token.startsWith('svc_') ? ' and a wrong checksum' : ''}): nothing was sent; copy the token again as it was shown`,
+    )
+  }
   // A warning is not success output: printed with --quiet too, so that cron mails it.
   if (warning) io.err(`sync: warning: ${warning}\n`)
   const timeoutSeconds = values.timeout === undefined ? DEFAULT_TIMEOUT_SECONDS : Number(values.timeout)
   if (!(timeoutSeconds >= 1 && timeoutSeconds <= 86_400)) throw new UsageError(`--timeout takes a number of seconds from 1 to 86400; got ${values.timeout}`)
+  const maxDeleteShare = parseShare(values['max-delete'])
   if (values.json && values.quiet) throw new UsageError('--json and --quiet exclude each other: --json prints one document, --quiet nothing')
   if (values.grant !== undefined) {
     if (target.kind !== 'postgresql') throw new UsageError('--grant applies to a PostgreSQL target only')
@@ -199,6 +232,7 @@ function parseCommandLine(argv: string[], io: SyncIo): SyncCommandOptions | 'hel
     tokenSource,
     token,
     timeoutSeconds,
+    maxDeleteShare,
     json: values.json ?? false,
     quiet: values.quiet ?? false,
   }
@@ -213,6 +247,15 @@ function intoWritable(path: string): void {
     if (line === undefined) throw error
     throw new UsageError(line)
   }
+}
+
+/** `--max-delete`: a percentage (`50%`, `50`, `12.5%`) from 0 to 100, as a share; 50% when not given. */
+function parseShare(text: string | undefined): number {
+  if (text === undefined) return 0.5
+  const match = /^(\d{1,3}(?:\.\d+)?)%?$/.exec(text)
+  const percent = match ? Number(match[1]) : NaN
+  if (!(percent >= 0 && percent <= 100)) throw new UsageError(`--max-delete takes a percentage from 0% to 100%; got ${text}`)
+  return percent / 100
 }
 
 /** The API token: from a file (`--token-file`), or from an environment variable, never from an argument. */
@@ -247,10 +290,12 @@ function describeProgress(p: SyncProgress): string {
 }
 
 function describeSummary(s: SyncSummary, requests: number, waits: number): string {
+  const resumed = s.reconcileResumed ? ' (the reconcile an earlier run left unfinished, taken up and finished)' : ''
+  const untracked = s.deletesFollowed === false ? "; the server's data does not record deletes, so deleted tickets leave this mirror with --reconcile only" : ''
   return (
-    `mirror current up to ${s.loadedUntil}${s.reconciled ? ', reconciled' : ''}: tickets ${s.tickets.inserted} inserted, ${s.tickets.updated} updated, ${s.tickets.deleted} deleted; ` +
+    `mirror current up to ${s.loadedUntil}${s.reconciled ? `, reconciled${resumed}` : ''}: tickets ${s.tickets.inserted} inserted, ${s.tickets.updated} updated, ${s.tickets.deleted} deleted; ` +
     `queues ${s.queues.inserted + s.queues.updated}${deletedOf(s.queues)}, locations ${s.locations.inserted + s.locations.updated}${deletedOf(s.locations)}; ` +
-    `${s.windows} window(s), ${requests} request(s), ${waits} wait(s)`
+    `${s.windows} window(s), ${requests} request(s), ${waits} wait(s)${untracked}`
   )
 }
 
@@ -267,6 +312,8 @@ function describeFailure(error: unknown, options: SyncCommandOptions): string {
   if (error instanceof NotFoundError) return `the API at ${url} answered 404 not_found: ${error.message}`
   if (error instanceof ApiResponseError) return `the API at ${url} answered ${error.status} ${error.code}: ${error.message}`
   if (error instanceof TimeoutError) return `no byte from ${url} for ${options.timeoutSeconds} s (--timeout): the API stalled`
+  if (error instanceof AnswerRefusedError) return `the API at ${url} answered what no answer of this API holds, so it was refused: ${error.message}; nothing of that window was kept`
+  if (error instanceof DownloadBrokeError) return `the API at ${url}: a window's download broke off ${WINDOW_ATTEMPTS} times (${error.message.replace(/^the download broke off: /, '')}); the target was not at fault`
   if (error instanceof NetworkError) return `no answer from ${url}: ${error.message.replace(/^no answer from \S+ /, '')}`
   if (error instanceof UnexpectedResponseError) return `${url} answered something that is not this API (${error.message})`
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)

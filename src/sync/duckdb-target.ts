@@ -5,7 +5,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import type { Location } from '../contract/schemas.ts'
 import { spoolCsvInChunks } from './csv-chunks.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
-import { checkZonesKnown, noRows, STRUCTURE_COLUMNS, structureRows, zonesOf, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
+import { checkZonesKnown, noRows, STRUCTURE_COLUMNS, structureRows, TooManyDeletesError, zonesOf, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
 import { commentStatements, ticketDetailsView } from './mirror-catalog.ts'
 
 /**
@@ -219,9 +219,10 @@ export class DuckDbTarget implements SyncTarget {
       count.inserted = (await this.ticketCount()) - before
       count.updated = append ? 0 : merged - count.inserted
       if (load.reconcile) {
-        count.deleted = await this.deleteAbsent(load.reconcile)
+        count.deleted = await this.deleteAbsent(load.reconcile, load.maxDeletes)
         await this.db.run('DROP TABLE _window_ids')
       }
+      if (load.deletions) count.deleted += await this.deleteIds((await load.deletions()) ?? [])
       await this.saveState(load.state)
       return count
     })
@@ -232,7 +233,11 @@ export class DuckDbTarget implements SyncTarget {
    * it did not hold, and any second copy of an id the export held (a copy can only come from a
    * failure of uniqueness, which this puts right).
    */
-  private async deleteAbsent(range: { fromMs: number; toMs: number }): Promise<number> {
+  private async deleteAbsent(range: { fromMs: number; toMs: number }, maxDeletes = Infinity): Promise<number> {
+    const absentWhere = `FROM tickets WHERE created_at >= make_timestamptz($from * 1000) AND created_at < make_timestamptz($to * 1000)
+         AND NOT EXISTS (SELECT 1 FROM _window_ids w WHERE w.id = tickets.id)`
+    const would = Number((await this.db.runAndReadAll(`SELECT count(*) ${absentWhere}`, { from: range.fromMs, to: range.toMs })).getRowsJS()[0]![0])
+    if (would > maxDeletes) throw new TooManyDeletesError('tickets', would, await this.ticketCount())
     const absent = await this.db.runAndReadAll(
       `DELETE FROM tickets WHERE created_at >= make_timestamptz($from * 1000) AND created_at < make_timestamptz($to * 1000)
          AND NOT EXISTS (SELECT 1 FROM _window_ids w WHERE w.id = tickets.id)`,
@@ -245,7 +250,20 @@ export class DuckDbTarget implements SyncTarget {
     return Number(absent.getRowsJS()[0]![0]) + Number(copies.getRowsJS()[0]![0])
   }
 
-  private async ticketCount(): Promise<number> {
+  /** Deletes the tickets of these ids (the change feed's deletes), every copy; returns how many rows went. */
+  private async deleteIds(ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0
+    const deleted = await this.db.runAndReadAll(`DELETE FROM tickets WHERE id IN (SELECT unnest(from_json($ids, '["VARCHAR"]')))`, { ids: JSON.stringify(ids) })
+    return Number(deleted.getRowsJS()[0]![0])
+  }
+
+  async queueIds(): Promise<string[]> {
+    if (!(await this.columns('queues')).has('id')) return []
+    return (await this.db.runAndReadAll('SELECT id FROM queues')).getRowsJS().map((row) => String(row[0]))
+  }
+
+  async ticketCount(): Promise<number> {
+    if (!(await this.columns('tickets')).has('id')) return 0
     return Number((await this.db.runAndReadAll('SELECT count(*) FROM tickets')).getRowsJS()[0]![0])
   }
 

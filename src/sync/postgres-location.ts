@@ -57,12 +57,19 @@ const RESERVED_WORDS = new Set(
 export function parseSchemaName(schema: string): string {
   plainName('--schema', schema)
   if (RESERVED_WORDS.has(schema)) throw new SyncInputError(`--schema ${schema} is a reserved word in PostgreSQL, which queries could only name quoted; choose another name`)
+  if (schema === 'information_schema') throw new SyncInputError(`--schema information_schema is PostgreSQL's own catalog, which BI tools hide; choose another name`)
   if (schema.startsWith('pg_')) throw new SyncInputError(`--schema ${schema}: names starting with pg_ are reserved for PostgreSQL's own schemas; choose another name`)
   return schema
 }
 
 /** `--grant`'s role, a plain lower-case name. */
 export function parseRoleName(role: string): string {
+  // PUBLIC is not a role but every role of the database: granting the mirror to it is never what
+  // a reader's role was meant to do, and the server would take `public` as PUBLIC.
+  if (role.toLowerCase() === 'public') {
+    throw new SyncInputError('--grant public would give every role of the database read access (PUBLIC is not a role); name the role your BI tool logs in as, e.g. --grant bi_reader after CREATE ROLE bi_reader LOGIN')
+  }
+  if (role.toLowerCase().startsWith('pg_')) throw new SyncInputError(`--grant ${role}: names starting with pg_ are PostgreSQL's own roles; name the role your BI tool logs in as`)
   return plainName('--grant', role)
 }
 
@@ -118,6 +125,15 @@ function tlsSettings(url: URL, env: Record<string, string | undefined>): { sslMo
   return { sslMode, sslRootCert }
 }
 
+/** A percent-encoded part of the URL, decoded; a bad escape (`%zz`, a cut UTF-8 sequence) is wrong input that never repeats the part. */
+function decodedPart(part: string, text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    throw new SyncInputError(`--into: the URL's ${part} is not percent-encoded correctly (a % must start an escape such as %25 for % itself, %40 for @)`)
+  }
+}
+
 /**
  * Reads `postgresql://user[:password]@host[:port]/database[?sslmode=…&sslrootcert=…]` (or
  * `postgres://`); the password from the URL, else PGPASSWORD. Wrong input is a SyncInputError
@@ -130,14 +146,14 @@ export function parsePostgresUrl(into: string, schema: string, env: Record<strin
   } catch {
     throw new SyncInputError('--into is not a valid PostgreSQL URL: write postgresql://user@host:5432/database (the password in PGPASSWORD)')
   }
-  const database = decodeURIComponent(url.pathname.replace(/^\//, ''))
+  const database = decodedPart('database name', url.pathname.replace(/^\//, ''))
   if (!url.hostname || !database || database.includes('/')) {
     throw new SyncInputError('--into needs a host and a database: postgresql://user@host:5432/database')
   }
   parseSchemaName(schema)
   const port = url.port ? Number(url.port) : 5432
-  const username = decodeURIComponent(url.username) || env.PGUSER || 'postgres'
-  const password = url.password ? decodeURIComponent(url.password) : env.PGPASSWORD
+  const username = decodedPart('user name', url.username) || env.PGUSER || 'postgres'
+  const password = url.password ? decodedPart('password', url.password) : env.PGPASSWORD
   return {
     ...tlsSettings(url, env),
     description: `postgresql://${encodeURIComponent(username)}@${url.host}/${encodeURIComponent(database)} (schema ${schema})`,

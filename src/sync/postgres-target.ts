@@ -2,7 +2,7 @@ import { SQL, type ReservedSQL } from 'bun'
 import type { Location } from '../contract/schemas.ts'
 import { tlsOption, type PostgresLocation } from './postgres-location.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
-import { checkZonesKnown, LockTimeoutError, noRows, STRUCTURE_COLUMNS, structureRows, SyncInputError, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad, zonesOf } from './target.ts'
+import { checkZonesKnown, LockTimeoutError, TooManyDeletesError, noRows, STRUCTURE_COLUMNS, structureRows, SyncInputError, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad, zonesOf } from './target.ts'
 import { commentStatements, TICKET_DETAILS_COMMENT, ticketDetailsView } from './mirror-catalog.ts'
 
 /**
@@ -121,6 +121,22 @@ export class PostgresTarget implements SyncTarget {
     return this.guarded(() => this.readLocationIds())
   }
 
+  async queueIds(): Promise<string[]> {
+    return this.guarded(async () => {
+      const [exists] = (await this.sql.unsafe('SELECT to_regclass($1) IS NOT NULL AS present', [`"${this.location.schema}".queues`])) as { present: boolean }[]
+      if (!exists!.present) return []
+      return ((await this.sql.unsafe(`SELECT id FROM "${this.location.schema}".queues`)) as { id: string }[]).map((row) => row.id)
+    })
+  }
+
+  async ticketCount(): Promise<number> {
+    return this.guarded(async () => {
+      const [exists] = (await this.sql.unsafe('SELECT to_regclass($1) IS NOT NULL AS present', [this.tickets])) as { present: boolean }[]
+      if (!exists!.present) return 0
+      return Number(((await this.sql.unsafe(`SELECT count(*) AS n FROM ${this.tickets}`)) as { n: string }[])[0]!.n)
+    })
+  }
+
   private async readLocationIds(): Promise<string[]> {
     const [exists] = (await this.sql.unsafe('SELECT to_regclass($1) IS NOT NULL AS present', [`"${this.location.schema}".locations`])) as { present: boolean }[]
     if (!exists!.present) return []
@@ -186,6 +202,7 @@ export class PostgresTarget implements SyncTarget {
         const copy = tx.unsafe(`COPY ${this.tickets} (${columnList()}) FROM STDIN (FORMAT csv, HEADER true)`)
         await load.csv.pipeTo(copy.writable())
         count.inserted = (await copy).count
+        count.deleted += await this.deleteIds(tx as unknown as SQL, load)
         await this.writeState(tx as unknown as SQL, load.state)
         return count
       }
@@ -207,16 +224,28 @@ export class PostgresTarget implements SyncTarget {
       count.inserted = Number(changed[0]!.inserted)
       count.updated = Number(changed[0]!.updated)
       if (load.reconcile) {
-        const deleted = await tx.unsafe(
-          `DELETE FROM ${this.tickets} AS t WHERE t.created_at >= $1 AND t.created_at < $2
-             AND NOT EXISTS (SELECT 1 FROM _incoming i WHERE i.id = t.id)`,
-          [new Date(load.reconcile.fromMs).toISOString(), new Date(load.reconcile.toMs).toISOString()],
-        )
+        const absent = `FROM ${this.tickets} AS t WHERE t.created_at >= $1 AND t.created_at < $2
+             AND NOT EXISTS (SELECT 1 FROM _incoming i WHERE i.id = t.id)`
+        const range = [new Date(load.reconcile.fromMs).toISOString(), new Date(load.reconcile.toMs).toISOString()]
+        const [would] = (await tx.unsafe(`SELECT count(*) AS n ${absent}`, range)) as { n: string }[]
+        if (Number(would!.n) > (load.maxDeletes ?? Infinity)) {
+          const [all] = (await tx.unsafe(`SELECT count(*) AS n FROM ${this.tickets}`)) as { n: string }[]
+          throw new TooManyDeletesError('tickets', Number(would!.n), Number(all!.n))
+        }
+        const deleted = await tx.unsafe(`DELETE ${absent}`, range)
         count.deleted = deleted.count
       }
+      count.deleted += await this.deleteIds(tx as unknown as SQL, load)
       await this.writeState(tx as unknown as SQL, load.state)
       return count
     }))
+  }
+
+  /** A changes window's deletes (the change feed's), in its transaction; how many rows went. */
+  private async deleteIds(tx: SQL, load: WindowLoad): Promise<number> {
+    const ids = load.deletions ? await load.deletions() : null
+    if (!ids || ids.length === 0) return 0
+    return (await tx.unsafe(`DELETE FROM ${this.tickets} WHERE id IN (SELECT json_array_elements_text($1::text::json))`, [JSON.stringify(ids)])).count
   }
 
   /** `work`, with a lock timeout said as which session held the lock. */

@@ -1,5 +1,6 @@
 import { DuckDBInstance } from '@duckdb/node-api'
 import { invokedAs } from '../cli/invoked-as.ts'
+import { escapeTerminal as printable } from '../cli/terminal-text.ts'
 
 /**
  * `npm run -s duckdb -- <file.duckdb> "<SQL>"`: runs one query on a DuckDB file (the mirror `sync`
@@ -23,13 +24,13 @@ export async function runQueryCommand(argv: string[], io: { out: (text: string) 
     const connection = await instance.connect()
     try {
       const reader = await connection.runAndReadAll(sql)
-      io.out(formatTable(reader.columnNames(), reader.getRowsJson().map((row) => row.map(cell))))
+      io.out(formatTable(reader.columnNames().map(printable), reader.getRowsJson().map((row) => row.map((value) => printable(cell(value))))))
     } finally {
       connection.closeSync()
     }
     return 0
   } catch (error) {
-    io.err(`duckdb: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}\n`)
+    io.err(`duckdb: ${printable((error instanceof Error ? error.message : String(error)).split('\n')[0]!)}\n`)
     return 1
   } finally {
     instance?.closeSync()

@@ -1,7 +1,11 @@
 import { MAX_RANGE_MS } from '../contract/vocabulary.ts'
 import { InvalidRequestError, type Client } from '../client/index.ts'
 import { splitIntoWindows, type Window } from '../client/windows.ts'
-import { noRows, SyncInputError, type RowCount, type SyncState, type SyncTarget } from './target.ts'
+import { deletedSince } from './deletions.ts'
+import { checkAnswer } from './answer-checks.ts'
+import { DownloadBrokeError, watchDownload } from './download-watch.ts'
+import type { RetryEvent } from '../client/index.ts'
+import { noRows, SyncInputError, TooManyDeletesError, type RowCount, type SyncState, type SyncTarget } from './target.ts'
 
 export interface SyncProgress {
   phase: 'backfill' | 'reconcile' | 'changes'
@@ -24,6 +28,13 @@ export interface SyncSummary {
   loadedUntil: string
   /** The token the next run starts from; null when the server keeps no change log. */
   changesToken: string | null
+  /**
+   * Whether this run's deletes came from the change feed: false when the server's data records
+   * none (then only --reconcile deletes), null when no changes window was read.
+   */
+  deletesFollowed: boolean | null
+  /** A reconcile owed by an earlier run (started, not finished) was taken up and finished by this one. */
+  reconcileResumed: boolean
 }
 
 export interface SyncOptions {
@@ -34,8 +45,25 @@ export interface SyncOptions {
   since: number | null
   /** `--reconcile`: re-read the whole mirrored range and make the mirror equal to it. */
   reconcile?: boolean
+  /**
+   * `--max-delete`: the largest share (0 to 1) of the mirror's tickets a reconcile, or of its
+   * locations or queues any run, may delete for being absent from the server's answer.
+   * @default 0.5
+   */
+  maxDeleteShare?: number
   now: number
   onProgress?: (progress: SyncProgress) => void
+  /** Told before a window whose download broke off is asked for again. */
+  onRetry?: (event: RetryEvent) => void
+  /** How the run waits before asking again; a test may pass one that does not. @default setTimeout */
+  sleep?: (ms: number) => Promise<void>
+}
+
+/** Tries of one window whose download breaks off (the first included), as the client tries a request. */
+export const WINDOW_ATTEMPTS = 4
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
 const TRAILING_MS = MAX_RANGE_MS
@@ -46,6 +74,7 @@ const TRAILING_MS = MAX_RANGE_MS
  * range read before, and so never loaded. Ranges therefore end tomorrow, not at the start.
  */
 const AHEAD_MS = 86_400_000
+const DAY_MS = 86_400_000
 
 /**
  * One run of `sync` (docs/loading.md#sync). First run: the range from `since` is loaded window
@@ -76,7 +105,8 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   if (stored) {
     state = stored
   } else {
-    const since = options.since ?? now - TRAILING_MS
+    // By default the mirror starts at a day's boundary (00:00 UTC), so that its first day is whole.
+    const since = options.since ?? Math.floor((now - TRAILING_MS) / DAY_MS) * DAY_MS
     // Saved with the first window, not before: a first run that fails before it (a wrong URL or
     // token) leaves a target that can still be given the right ones.
     state = { baseUrl, since, loadedUntil: since, backfillUntil: horizon, changesToken: null, reconcileFrom: null, lastRun: null }
@@ -91,6 +121,8 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     queues: noRows(),
     loadedUntil: '',
     changesToken: null,
+    deletesFollowed: null,
+    reconcileResumed: false,
   }
   const startedAt = performance.now()
   let rowsRead = 0
@@ -108,23 +140,58 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     report()
   }
   const load = async (window: Window, changedAfter: string | undefined, next: (token: string | null) => SyncState, reconcile = false) => {
+    // A changes window also deletes what the API says was deleted since the token, anywhere in
+    // the mirrored range (sync/deletions.ts); asked once its rows are read, in its transaction.
+    const deletions =
+      changedAfter === undefined
+        ? undefined
+        : async () => {
+            const ids = await deletedSince(client, { fromMs: state.since, toMs: horizon }, changedAfter)
+            summary.deletesFollowed = ids !== null
+            return ids
+          }
     // A window read without changedAfter (backfill, reconcile) is held to the token already kept:
     // a replica whose copy lags behind it answers 503 rather than a window missing rows.
     const floor = changedAfter === undefined && !historyReplaced ? (state.changesToken ?? undefined) : undefined
-    const csv = await client.exportCsv({ from: window.fromMs, to: window.toMs, changedAfter }, { floor })
-    const nextState = next(csv.changesToken)
-    const rows = countRows(csv.stream, (count) => {
-      rowsRead += count
-      report()
-    })
-    add(await target.loadWindow({ csv: rows, demo: csv.demo, state: nextState, reconcile: reconcile ? window : undefined }))
-    state = nextState
-    summary.windows++
+    // A download that breaks off (a connection reset, a body cut short) is the API's failure,
+    // however the target reported it: the window is asked for again, like a 5xx, a few times.
+    for (let attempt = 1; ; attempt++) {
+      const csv = await client.exportCsv({ from: window.fromMs, to: window.toMs, changedAfter }, { floor })
+      const nextState = next(csv.changesToken)
+      const download = watchDownload(csv.stream)
+      const answer = checkAnswer(download.stream, window)
+      let rowsThisTry = 0
+      const rows = countRows(answer.stream, (count) => {
+        rowsRead += count
+        rowsThisTry += count
+        report()
+      })
+      const maxDeletes = reconcile ? Math.max(0, Math.floor(maxShare * mirroredTickets) - reconcileDeleted) : undefined
+      let count: RowCount
+      try {
+        count = await target.loadWindow({ csv: rows, demo: csv.demo, state: nextState, reconcile: reconcile ? window : undefined, deletions, maxDeletes })
+      } catch (error) {
+        const broke = download.failure()
+        if (!broke) throw answer.refusal() ?? error
+        if (!(broke instanceof DownloadBrokeError) || attempt >= WINDOW_ATTEMPTS) throw broke
+        rowsRead -= rowsThisTry
+        const waitSeconds = attempt
+        options.onRetry?.({ reason: 'network_error', attempt, waitSeconds, path: '/v1/exports/tickets.csv' })
+        await (options.sleep ?? sleep)(waitSeconds * 1000)
+        continue
+      }
+      if (reconcile) reconcileDeleted += count.deleted
+      add(count)
+      state = nextState
+      summary.windows++
+      return
+    }
   }
 
-  // A reconcile makes the locations and queues equal too: those the API no longer lists go.
-  const reconciling = (options.reconcile && !firstRun) || state.reconcileFrom !== null || historyReplaced
-  const structure = await target.upsertStructure(locations, reconciling)
+  // /v1/queues lists every location and queue: those it no longer lists go on every run, within --max-delete.
+  const maxShare = options.maxDeleteShare ?? 0.5
+  await checkStructureDeletes(target, locations, maxShare)
+  const structure = await target.upsertStructure(locations, true)
   summary.locations = structure.locations
   summary.queues = structure.queues
 
@@ -152,7 +219,16 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
   // server's truth for the tickets created in it: what differs is written, what is missing is
   // deleted. The first response's token is kept (when none is held) so that changes made during
   // the pass come again in the changes pass below.
+  // --max-delete's share is of the mirror as this run found it; a reconcile's deletes add up across its windows.
+  const mirroredTickets = await target.ticketCount()
+  let reconcileDeleted = 0
   const reconcile = async (from: number) => {
+    // Owed from now on: a run stopped before the first window is committed leaves the state
+    // saying so, and the next run (plain or not) takes it up where it stopped.
+    if (state.reconcileFrom === null) {
+      state = { ...state, reconcileFrom: from }
+      await target.saveState(state)
+    }
     const ranges = splitIntoWindows(from, horizon)
     for (const [index, window] of ranges.entries()) {
       const last = index === ranges.length - 1
@@ -165,6 +241,7 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
 
   // --reconcile (not on a first run, which has just read everything), or one that stopped
   // half-way, however it was started: it goes on from where it stopped.
+  summary.reconcileResumed = stored?.reconcileFrom != null
   if ((options.reconcile && !firstRun) || state.reconcileFrom !== null) await reconcile(state.reconcileFrom ?? state.since)
 
   // The trailing window: what changed since the stored token, or (without a change log) the
@@ -183,9 +260,6 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
       // so the tickets it holds may not be the ones mirrored, in any window. The whole range is
       // reconciled (deleting what the server no longer has), then the changes made meanwhile read.
       state = { ...state, changesToken: null }
-      const replaced = await target.upsertStructure(locations, true)
-      summary.locations.deleted += replaced.locations.deleted
-      summary.queues.deleted += replaced.queues.deleted
       await reconcile(state.since)
       progress('changes', 0, 1)
       await load(trailing, state.changesToken ?? undefined, next)
@@ -221,6 +295,22 @@ async function checkStoredToken(client: Client, target: SyncTarget, changesToken
       )
     }
     return 'other_history'
+  }
+}
+
+/**
+ * The locations and queues /v1/queues no longer lists are deleted on every run, but never more
+ * than `maxShare` of either table of a mirror that holds some: an empty or cut-short answer (a
+ * wrong server, a broken proxy) would otherwise empty the mirror. Throws before anything changes.
+ */
+async function checkStructureDeletes(target: SyncTarget, locations: readonly { id: string; queues: readonly { id: string }[] }[], maxShare: number): Promise<void> {
+  const listed = {
+    locations: new Set(locations.map((location) => location.id)),
+    queues: new Set(locations.flatMap((location) => location.queues.map((queue) => queue.id))),
+  }
+  for (const [what, mirrored] of [['locations', await target.locationIds()], ['queues', await target.queueIds()]] as const) {
+    const absent = mirrored.filter((id) => !listed[what].has(id)).length
+    if (absent > Math.floor(maxShare * mirrored.length)) throw new TooManyDeletesError(what, absent, mirrored.length)
   }
 }
 

@@ -16,6 +16,10 @@ export interface SyncTarget {
   state(): Promise<SyncState | null>
   /** The ids of the mirror's locations (none before the tables exist): whose mirror it is, when no changes token says so. */
   locationIds(): Promise<string[]>
+  /** The ids of the mirror's queues (none before the tables exist). */
+  queueIds(): Promise<string[]>
+  /** How many tickets the mirror holds (0 before the tables exist): what --max-delete's share is of. */
+  ticketCount(): Promise<number>
   /**
    * Creates the tables, or brings a mirror of an earlier release up to this one's shape. Called
    * once the run's checks have passed (the organisation's among them), so that a refused run
@@ -57,6 +61,16 @@ export interface WindowLoad {
   state: SyncState
   /** The range of creation times the export covers, when it is re-read whole by --reconcile. */
   reconcile?: { fromMs: number; toMs: number }
+  /**
+   * A changes window: once its rows are in, the ids the API says were deleted since the token
+   * (sync/deletions.ts), deleted in the same transaction; null when the server does not record deletes.
+   */
+  deletions?: () => Promise<readonly string[] | null>
+  /**
+   * With `reconcile`: the most tickets this window may delete as absent from the export
+   * (--max-delete); more throws TooManyDeletesError before anything is deleted.
+   */
+  maxDeletes?: number
 }
 
 export interface SyncState {
@@ -125,3 +139,17 @@ export class TargetBusyError extends Error {}
 
 /** A lock the run needed was held by someone else for longer than --timeout (exit 1). */
 export class LockTimeoutError extends Error {}
+
+/**
+ * A --reconcile (or the list of locations and queues) would delete more of the mirror than
+ * --max-delete allows: the run ends (exit 1) before deleting, its window rolled back.
+ */
+export class TooManyDeletesError extends Error {
+  constructor(
+    readonly what: string,
+    readonly wouldDelete: number,
+    readonly of: number,
+  ) {
+    super(`the server's answer would delete ${wouldDelete} of the mirror's ${of} ${what}`)
+  }
+}

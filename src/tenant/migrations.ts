@@ -1,5 +1,6 @@
 import type { Migration } from '../db/migrator.ts'
 import { contractTriggersSql, scanBreaches, TIME_ZONE_TRIGGERS, TIME_ZONE_VERSION, timeZoneTriggersSql } from './row-check.ts'
+import { DELETION_LOG_STEP } from './deletion-log.ts'
 
 /**
  * The step back from a migration that only creates tables, indexes and triggers: drop each of
@@ -16,7 +17,7 @@ function dropsOf(sql: string): string {
  * indexes to read fast (2), the change log and its triggers (3), triggers that refuse rows
  * breaking the contract's value rules (4). Version 5 adds a column to the contract, a location's
  * time zone, written by the administration application (decided with it, as the contract asks).
- * The read-only API never runs them (`admin migrate` does). Each later version has its step back
+ * Version 6 adds the deletion log (deletion-log.ts). The read-only API never runs them (`admin migrate` does). Each later version has its step back
  * (`admin migrate --to N`); version 1 has nothing of ours to take away.
  */
 export const TENANT_MIGRATIONS: readonly Migration[] = withSteps([
@@ -153,6 +154,7 @@ export const TENANT_MIGRATIONS: readonly Migration[] = withSteps([
       ALTER TABLE locations DROP COLUMN time_zone;
     `,
   },
+  DELETION_LOG_STEP,
 ])
 
 /**
@@ -184,6 +186,13 @@ export function hasContractTriggers(version: number): boolean {
 /** The first version with `locations.time_zone`: older files serve every location's zone as null. */
 export function hasLocationTimeZones(version: number): boolean {
   return version >= TIME_ZONE_VERSION
+}
+
+/** The first version whose files record deletes (a tombstone per deleted ticket). */
+export const DELETION_LOG_VERSION = TENANT_MIGRATIONS.findIndex((step) => step.description === DELETION_LOG_STEP.description) + 1
+
+export function hasDeletionLog(version: number): boolean {
+  return version >= DELETION_LOG_VERSION
 }
 
 export function isServableTenantVersion(version: number): boolean {

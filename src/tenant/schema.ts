@@ -87,3 +87,16 @@ export const changeHistory = sqliteTable('change_history', {
   onlyRow: integer('only_row').primaryKey(),
   historyId: text('history_id').notNull(),
 })
+
+/**
+ * The deletion log (deletion-log.ts): a tombstone per deleted ticket, its version from the change
+ * log's sequence. Members named as those of `tickets`, so that the filters select from it alike.
+ */
+export const ticketDeletions = sqliteTable('ticket_deletions', {
+  version: integer('version').primaryKey(),
+  id: text('ticket_id').notNull().unique(),
+  queueId: text('queue_id').notNull(),
+  locationId: text('location_id').notNull(),
+  status: text('status', { enum: TICKET_STATUSES }).notNull(),
+  createdAt: text('created_at').notNull(),
+})

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, gte, lt, sql, type SQL } from 'drizzle-orm'
 import { QueryBuilder, type SQLiteColumn } from 'drizzle-orm/sqlite-core'
-import { ticketChanges, tickets } from '../tenant/schema.ts'
+import { ticketChanges, ticketDeletions, tickets } from '../tenant/schema.ts'
 import type { TenantLease } from '../tenant/lease.ts'
 import type { ParsedTicketQuery } from './query.ts'
 import type { CursorPosition } from './cursor.ts'
@@ -64,21 +64,27 @@ export interface QueryShape {
    * @default false
    */
   changedAfter?: boolean
+  /**
+   * The tombstones of the deletion log after the version (`deleted` of a changedAfter page):
+   * their id and createdAt only, in the same order, selected by the same range and filters.
+   * @default false
+   */
+  deletions?: boolean
 }
 
 /**
  * Builds the keyset query: rows of [from, to) matching the filters, after the cursor position,
  * in (created_at, id) order. Its text depends only on the query's shape (see `shapeKey`).
  */
-export function compileTicketQuery(query: ParsedTicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): CompiledQuery {
+export function compileTicketQuery(query: ParsedTicketQuery, { afterCursor, withLimit, changedAfter = false, deletions = false }: QueryShape): CompiledQuery {
   const shapes = filterShapes(query)
 
   // changedAfter reads the change log alone (each changed ticket's served columns, kept equal by
   // version 3's triggers): its rows after the version are one stretch of its primary key, a few
   // thousand for a daily load where the range may hold a million.
-  const table = changedAfter ? ticketChanges : tickets
+  const table = deletions ? ticketDeletions : changedAfter ? ticketChanges : tickets
   const conditions = [
-    changedAfter ? gt(ticketChanges.version, sql.placeholder('since')) : undefined,
+    deletions ? gt(ticketDeletions.version, sql.placeholder('since')) : changedAfter ? gt(ticketChanges.version, sql.placeholder('since')) : undefined,
     // After a cursor its position (signed for this query, never before `from`) is the only lower
     // bound: given `created_at >= from` too, SQLite seeks by that, so page N would cost N pages.
     afterCursor
@@ -89,7 +95,7 @@ export function compileTicketQuery(query: ParsedTicketQuery, { afterCursor, with
     ...TICKET_FILTERS.map((filter, i) => filterCondition(table[filter.field], filter.parameter, shapes[i]!)),
   ]
   const select = new QueryBuilder()
-    .select(servedColumns(table))
+    .select(deletions ? { id: sql<string>`${table.id}`.as('id'), createdAt: sql<string>`${table.createdAt}`.as('createdAt') } : servedColumns(table as typeof tickets | typeof ticketChanges))
     .from(table)
     .where(and(...conditions))
     .orderBy(asc(table.createdAt), asc(table.id))
@@ -106,8 +112,8 @@ function filterShapes(query: ParsedTicketQuery) {
 }
 
 /** What the SQL of `compileTicketQuery` depends on. */
-function shapeKey(query: ParsedTicketQuery, { afterCursor, withLimit, changedAfter = false }: QueryShape): string {
-  return `${filterShapes(query).join(',')}|${afterCursor}|${withLimit}|${changedAfter}`
+function shapeKey(query: ParsedTicketQuery, { afterCursor, withLimit, changedAfter = false, deletions = false }: QueryShape): string {
+  return `${filterShapes(query).join(',')}|${afterCursor}|${withLimit}|${changedAfter}|${deletions}`
 }
 
 /** What a query binds besides its own values: the cursor position, the page size, the changedAfter version. */
@@ -152,6 +158,15 @@ export class TicketQueries {
     const hasMore = rows.length > query.limit
     if (hasMore) rows.length = query.limit
     return { rows, hasMore }
+  }
+
+  /**
+   * The tombstones of the deletion log after `sinceVersion` in the page's range: up to `limit`
+   * + 1 of them after `after`, in (createdAt, id) order, for merging with the page's rows.
+   */
+  readDeletions(lease: TenantLease, query: ParsedTicketQuery, after: CursorPosition | null, sinceVersion: number): { id: string; createdAt: string }[] {
+    const compiledQuery = this.compile(query, { afterCursor: after !== null, withLimit: true, deletions: true })
+    return lease.statement(compiledQuery.sql).all(...bindValues(compiledQuery, query, { after, limit: query.limit + 1, sinceVersion })) as { id: string; createdAt: string }[]
   }
 
   /** The SQL and values of a streamed export: the whole range, no cursor, no limit. */

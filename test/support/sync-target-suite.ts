@@ -6,6 +6,8 @@ import { tenantFilePath } from '../../src/tenant/paths.ts'
 import { eventually } from './raw-http.ts'
 import { Client } from '../../src/client/index.ts'
 import { runSync } from '../../src/sync/sync.ts'
+import { DownloadBrokeError } from '../../src/sync/download-watch.ts'
+import { startFlakyProxy } from './flaky-proxy.ts'
 import { openTarget, parseTarget } from '../../src/sync/open-target.ts'
 import { runAdmin } from '../../src/cli/admin.ts'
 
@@ -118,8 +120,9 @@ export function syncTargetSuite(harness: TargetHarness) {
       expect(run.stderr).toBe('')
       expect(run.status).toBe(0)
       const summary = JSON.parse(run.stdout)
-      // Two windows of backfill, then the changes since the first one's token (none).
-      expect(summary).toMatchObject({ firstRun: true, reconciled: false, windows: 3, locations: { inserted: 4 }, queues: { inserted: 5 }, requests: 4, waits: 0 })
+      // Two windows of backfill, then the changes since the first one's token (none), and the
+      // deletes since it over the two windows of the mirrored range (a page each).
+      expect(summary).toMatchObject({ firstRun: true, reconciled: false, windows: 3, locations: { inserted: 4 }, queues: { inserted: 5 }, requests: 6, waits: 0, deletesFollowed: true })
       expect(Date.parse(summary.loadedUntil)).toBeGreaterThanOrEqual(NOW)
       const expected = tenantTickets(tenant, Date.parse(since))
       expect(summary.tickets).toEqual({ inserted: expected.length, updated: 0, deleted: 0 })
@@ -152,8 +155,9 @@ export function syncTargetSuite(harness: TargetHarness) {
 
       const second = await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--json'], env)
       expect(second.status).toBe(0)
-      // /v1/queues, the check that the stored token is this organisation's, the changes.
-      expect(JSON.parse(second.stdout)).toMatchObject({ firstRun: false, windows: 1, requests: 3, tickets: { inserted: 2, updated: 3, deleted: 0 } })
+      // /v1/queues, the check that the stored token is this organisation's, the changes, and the
+      // deletes since the token over the two windows of the mirrored range.
+      expect(JSON.parse(second.stdout)).toMatchObject({ firstRun: false, windows: 1, requests: 5, tickets: { inserted: 2, updated: 3, deleted: 0 } })
       expect(await mirrorTickets(into)).toEqual(tenantTickets(tenant, since))
       expect(await duplicates(into)).toBe(0)
 
@@ -428,6 +432,148 @@ export function syncTargetSuite(harness: TargetHarness) {
     })
   })
 
+  describe(`${name}: deletes with every run`, () => {
+    test("the writer's deletes (tickets old and new, a queue with its tickets, a location with its queue and tickets) reach the mirror in a plain run", async () => {
+      const into = await harness.fresh('deletes')
+      const since = NOW - 199 * DAY
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+        const db = openTenant(own.server.dataDir, own.orgId)
+        // Every 50th ticket, across the 200 days (most older than the trailing 90), as the writer deletes them.
+        const doomed = (db.query('SELECT id FROM tickets WHERE created_at >= ? ORDER BY created_at').all(new Date(since).toISOString()) as { id: string }[]).filter((_, i) => i % 50 === 0).map((row) => row.id)
+        const remove = db.prepare('DELETE FROM tickets WHERE id = ?')
+        db.transaction(() => doomed.forEach((id) => remove.run(id)))()
+        // A queue with its tickets, and a whole location with its queue and tickets.
+        db.exec(`DELETE FROM tickets WHERE queue_id = 'q_id'; DELETE FROM queues WHERE id = 'q_id';
+                 DELETE FROM tickets WHERE location_id = 'loc_b'; DELETE FROM queues WHERE location_id = 'loc_b'; DELETE FROM locations WHERE id = 'loc_b'`)
+        // One deleted ticket made again under its id: it is no longer deleted.
+        writeTickets(db, [{ id: doomed[1]!, number: 77, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(NOW - 5 * DAY).toISOString() }])
+        db.close()
+
+        const run = await sync(own, ['--url', own.server.base, '--into', ...into, '--json'], env)
+        expect(run.stderr).toBe('')
+        expect(run.status).toBe(0)
+        const summary = JSON.parse(run.stdout)
+        // doomed (less the one made again, updated instead), x-noshow (q_id) and x-skipped (loc_b).
+        expect(summary).toMatchObject({ reconciled: false, deletesFollowed: true, tickets: { deleted: doomed.length - 1 + 2, inserted: 0, updated: 1 }, locations: { deleted: 1 }, queues: { deleted: 2 } })
+        expect(await mirrorTickets(into)).toEqual(tenantTickets(own, since))
+        const { locations } = await new Client({ baseUrl: own.server.base, token: own.token }).queues()
+        expect((await harness.query(into, 'SELECT id FROM locations ORDER BY id')).map((row) => row.id)).toEqual(locations.map((l) => l.id).sort())
+        expect((await harness.query(into, 'SELECT id FROM queues ORDER BY id')).map((row) => row.id)).toEqual(locations.flatMap((l) => l.queues.map((q) => q.id)).sort())
+        // And nothing more next time.
+        const next = await sync(own, ['--url', own.server.base, '--into', ...into, '--json'], env)
+        expect(JSON.parse(next.stdout)).toMatchObject({ tickets: { inserted: 0, updated: 0, deleted: 0 } })
+      } finally {
+        await own.server.close()
+      }
+    }, 60_000)
+
+    test('a reconcile stopped before its first window is owed: the next plain run says so and takes it up', async () => {
+      const into = await harness.fresh('owed')
+      const since = NOW - 199 * DAY
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+      await harness.query(into, `INSERT INTO tickets (id, number, queue_id, location_id, status, created_at) VALUES ('stray-owed', 1, 'q_pay', 'loc_a', 'WAITING', '${new Date(NOW - 100 * DAY).toISOString()}')`)
+      // The connection is lost at the reconcile's first export: no window of it is committed.
+      const client = new Client({
+        baseUrl: tenant.server.base,
+        token: tenant.token,
+        maxAttempts: 1,
+        fetch: (url, init) => (String(url).includes('/exports/') ? Promise.reject(new TypeError('connection lost')) : fetch(url, init)),
+      })
+      const target = await openTarget(parseTarget(into[0]!, into[2], { ...process.env, ...env }))
+      try {
+        await expect(runSync({ client, target, baseUrl: tenant.server.base, since: null, reconcile: true, now: Date.now() })).rejects.toThrow('connection lost')
+      } finally {
+        await target.close()
+      }
+      const [state] = await harness.query(into, `SELECT ${harness.iso('reconcile_from')} AS reconcile_from FROM _sync_state`)
+      expect(Date.parse(String(state!.reconcile_from))).toBe(since)
+
+      const plain = await sync(tenant, ['--url', tenant.server.base, '--into', ...into], env)
+      expect(plain.status).toBe(0)
+      expect(plain.stderr).toContain(', reconciled (the reconcile an earlier run left unfinished, taken up and finished): tickets 0 inserted, 0 updated, 1 deleted;')
+      expect(await mirrorTickets(into)).toEqual(tenantTickets(tenant, since))
+    }, 60_000)
+  })
+
+  describe(`${name}: what sync is told`, () => {
+    test('a reconcile that would delete more than --max-delete of the mirror stops before deleting (exit 1), and --max-delete 100% allows it', async () => {
+      const into = await harness.fresh('max-delete')
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(NOW - 30 * DAY).toISOString()], env)).status).toBe(0)
+        const before = await mirrorTickets(into)
+        // The server's data loses most of its tickets without a trace in its change log (a file put
+        // back from elsewhere, as an empty answer would look): only a reconcile sees it.
+        const db = openTenant(own.server.dataDir, own.orgId)
+        db.exec('DROP TRIGGER ticket_deletions_after_delete')
+        db.exec(`DELETE FROM tickets WHERE id NOT IN (SELECT id FROM tickets ORDER BY id LIMIT 10)`)
+        db.close()
+        const refused = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--json'], env)
+        expect(refused.status).toBe(1)
+        const document = JSON.parse(refused.stdout)
+        expect(document.error).toBe('too_many_deletes')
+        expect(document.message).toMatch(/^the server's answer would delete \d+ of the mirror's \d+ tickets, more than --max-delete 50% allows; nothing of it was deleted\. .*--max-delete 100%/)
+        expect(refused.stderr.trim().split('\n')).toHaveLength(1)
+        expect(await mirrorTickets(into)).toEqual(before)
+
+        const allowed = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--max-delete', '100%', '--json'], env)
+        expect(allowed.status).toBe(0)
+        expect(await mirrorTickets(into)).toEqual(tenantTickets(own, NOW - 30 * DAY))
+      } finally {
+        await own.server.close()
+      }
+    }, 60_000)
+
+    test('an answer listing no locations is refused by a plain run before anything changes (exit 1)', async () => {
+      const into = await harness.fresh('empty-structure')
+      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+      try {
+        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(NOW - 10 * DAY).toISOString()], env)).status).toBe(0)
+        const db = openTenant(own.server.dataDir, own.orgId)
+        db.exec('DELETE FROM queues; DELETE FROM locations')
+        db.close()
+        const refused = await sync(own, ['--url', own.server.base, '--into', ...into], env)
+        expect(refused.status).toBe(1)
+        expect(refused.stderr).toStartWith("sync: the server's answer would delete 4 of the mirror's 4 locations, more than --max-delete 50% allows")
+        expect(Number((await harness.query(into, 'SELECT count(*) AS n FROM locations'))[0]!.n)).toBe(4)
+      } finally {
+        await own.server.close()
+      }
+    }, 60_000)
+
+    for (const [what, tamper, message] of [
+      ['an id with a control character', (csv: string) => csv.replace(/\n([^,\n]+),/, '\n"$1\u0000\u001b[2J",'), 'has a control character in its id'],
+      ['a row outside the window asked for', (csv: string) => `${csv}outside,1,q_pay,loc_a,WAITING,2001-01-01T00:00:00.000Z,,,,,,\n`, 'outside the window asked for'],
+    ] as const) {
+      test(`${what} in an export is refused (exit 1): nothing of that window is kept`, async () => {
+        const into = await harness.fresh(`refused-${what.length}`)
+        const since = NOW - 199 * DAY
+        // The second window's export, altered on its way (as a broken proxy or another server might).
+        let exports = 0
+        const client = new Client({
+          baseUrl: tenant.server.base,
+          token: tenant.token,
+          fetch: async (url, init) => {
+            const response = await fetch(url, init)
+            if (!String(url).includes('/exports/') || ++exports !== 2) return response
+            return new Response(tamper(await response.text()), { status: response.status, headers: response.headers })
+          },
+        })
+        const target = await openTarget(parseTarget(into[0]!, into[2], { ...process.env, ...env }))
+        try {
+          await expect(runSync({ client, target, baseUrl: tenant.server.base, since, now: Date.now() })).rejects.toThrow(message)
+        } finally {
+          await target.close()
+        }
+        const [partial] = await harness.query(into, `SELECT (SELECT count(*) FROM tickets) AS n, (SELECT ${harness.iso('loaded_until')} FROM _sync_state) AS until`)
+        expect(Date.parse(String(partial!.until))).toBe(since + 90 * DAY)
+        expect(Number(partial!.n)).toBe(tenantTickets(tenant, since, since + 90 * DAY).length)
+      }, 60_000)
+    }
+  })
+
   describe(`${name}: --reconcile`, () => {
     test('makes the mirror equal to the server: a deleted ticket, a late change, a late insert, a stray row; each counted', async () => {
       const into = await harness.fresh('reconcile')
@@ -447,15 +593,17 @@ export function syncTargetSuite(harness: TargetHarness) {
           into,
           `INSERT INTO tickets (id, number, queue_id, location_id, status, created_at) VALUES ('stray', 1, 'q_pay', 'loc_a', 'WAITING', '${new Date(NOW - 100 * DAY).toISOString()}')`,
         )
+        // A plain run deletes the deleted ticket (the change feed says so), not the others.
         const plain = await sync(own, ['--url', own.server.base, '--into', ...into, '--json'], env)
-        expect(JSON.parse(plain.stdout)).toMatchObject({ reconciled: false, tickets: { inserted: 0, updated: 0, deleted: 0 } })
+        expect(JSON.parse(plain.stdout)).toMatchObject({ reconciled: false, tickets: { inserted: 0, updated: 0, deleted: 1 } })
         expect(await mirrorTickets(into)).not.toEqual(tenantTickets(own, since))
 
         const reconciled = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--json'], env)
         expect(reconciled.stderr).toBe('')
         expect(reconciled.status).toBe(0)
-        // The token's check, /v1/queues, three windows over the 200 days, then the changes pass.
-        expect(JSON.parse(reconciled.stdout)).toMatchObject({ reconciled: true, windows: 4, requests: 6, tickets: { inserted: 1, updated: 1, deleted: 2 } })
+        // The token's check, /v1/queues, three windows over the 200 days, then the changes pass
+        // and its deletes (a page per window).
+        expect(JSON.parse(reconciled.stdout)).toMatchObject({ reconciled: true, windows: 4, requests: 9, tickets: { inserted: 1, updated: 1, deleted: 1 } })
         expect(await mirrorTickets(into)).toEqual(tenantTickets(own, since))
         expect(await duplicates(into)).toBe(0)
         const again = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--json'], env)
@@ -495,7 +643,7 @@ export function syncTargetSuite(harness: TargetHarness) {
       }
     }, 60_000)
 
-    test('locations and queues the API no longer lists are deleted too, and counted; a plain run keeps them', async () => {
+    test('locations and queues the API no longer lists are deleted by every run, and counted', async () => {
       const into = await harness.fresh('reconcile-structure')
       const own = await tenantServer({ rateLimitPerMinute: 100_000 })
       try {
@@ -509,12 +657,8 @@ export function syncTargetSuite(harness: TargetHarness) {
           queues: (await harness.query(into, 'SELECT id FROM queues ORDER BY id')).map((row) => row.id),
         })
         const plain = await sync(own, ['--url', own.server.base, '--into', ...into, '--json'], env)
-        expect(JSON.parse(plain.stdout)).toMatchObject({ locations: { deleted: 0 }, queues: { deleted: 0 } })
-        expect((await structure()).queues).toContain('q_zh')
-
-        const reconciled = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--json'], env)
-        expect(reconciled.status).toBe(0)
-        expect(JSON.parse(reconciled.stdout)).toMatchObject({ locations: { inserted: 0, updated: 0, deleted: 1 }, queues: { inserted: 0, updated: 0, deleted: 1 } })
+        expect(plain.status).toBe(0)
+        expect(JSON.parse(plain.stdout)).toMatchObject({ locations: { inserted: 0, updated: 0, deleted: 1 }, queues: { inserted: 0, updated: 0, deleted: 1 } })
         const { locations } = await new Client({ baseUrl: own.server.base, token: own.token }).queues()
         expect(await structure()).toEqual({
           locations: locations.map((l) => l.id).sort(),
@@ -567,18 +711,20 @@ export function syncTargetSuite(harness: TargetHarness) {
   })
 
   describe(`${name}: stopped half-way`, () => {
-    test('a download that breaks half-way through a window leaves nothing of that window; the next run loads it', async () => {
+    test('a download that breaks half-way through a window every time leaves nothing of that window, named as the API\'s; the next run loads it', async () => {
       const into = await harness.fresh('broken')
       const since = NOW - 199 * DAY
-      // The second window's export is cut off after its first 64 KB (a dropped connection mid-body).
+      // The second window's export is cut off after its first 64 KB (a dropped connection
+      // mid-body), at each of its four tries.
       let exports = 0
+      const retries: unknown[] = []
       const client = new Client({
         baseUrl: tenant.server.base,
         token: tenant.token,
         maxAttempts: 1,
         fetch: async (url, init) => {
           const response = await fetch(url, init)
-          if (!String(url).includes('/exports/') || ++exports !== 2) return response
+          if (!String(url).includes('/exports/') || ++exports < 2 || exports > 5) return response
           const reader = response.body!.getReader()
           let passed = 0
           const body = new ReadableStream<Uint8Array>({
@@ -597,7 +743,11 @@ export function syncTargetSuite(harness: TargetHarness) {
       })
       const target = await openTarget(parseTarget(into[0]!, into[2], { ...process.env, ...env }))
       try {
-        await expect(runSync({ client, target, baseUrl: tenant.server.base, since, now: Date.now() })).rejects.toThrow('connection reset mid-body')
+        const run = runSync({ client, target, baseUrl: tenant.server.base, since, now: Date.now(), sleep: async () => {}, onRetry: (event) => retries.push(event) })
+        await expect(run).rejects.toThrow('the download broke off: connection reset mid-body')
+        await expect(run).rejects.toBeInstanceOf(DownloadBrokeError)
+        expect(retries).toHaveLength(3)
+        expect(exports).toBe(5)
       } finally {
         await target.close()
       }
@@ -609,6 +759,33 @@ export function syncTargetSuite(harness: TargetHarness) {
       expect(resumed.status).toBe(0)
       expect(await mirrorTickets(into)).toEqual(tenantTickets(tenant, since))
       expect(await duplicates(into)).toBe(0)
+    }, 60_000)
+
+    test('a server connection reset mid-download is retried (the window again), and the run ends equal; reset every time, exit 1 names the API', async () => {
+      const port = Number(new URL(tenant.server.base).port)
+      const proxy = await startFlakyProxy({ host: '127.0.0.1', port })
+      try {
+        const into = await harness.fresh('reset')
+        const since = new Date(NOW - 150 * DAY).toISOString()
+        proxy.cutNext(2)
+        const run = await sync(tenant, ['--url', proxy.base, '--into', ...into, '--since', since, '--json'], env)
+        expect(run.stderr).toBe('')
+        expect(run.status).toBe(0)
+        expect(proxy.state.cut).toBe(2)
+        expect(JSON.parse(run.stdout)).toMatchObject({ waits: 2, tickets: { deleted: 0 } })
+        expect(await mirrorTickets(into)).toEqual(tenantTickets(tenant, Date.parse(since)))
+        expect(await duplicates(into)).toBe(0)
+
+        const other = await harness.fresh('reset-always')
+        proxy.cutNext(1000)
+        const failed = await sync(tenant, ['--url', proxy.base, '--into', ...other, '--since', since], env)
+        expect(failed.status).toBe(1)
+        expect(failed.stderr).toStartWith(`sync: the API at ${proxy.base}: a window's download broke off 4 times (`)
+        expect(failed.stderr).not.toContain('PostgreSQL at')
+        expect(failed.stderr.trim().split('\n')).toHaveLength(1)
+      } finally {
+        await proxy.close()
+      }
     }, 60_000)
 
     test('SIGKILL during the backfill: the next run resumes and ends equal, with no duplicate', async () => {
@@ -628,12 +805,15 @@ export function syncTargetSuite(harness: TargetHarness) {
         expect(Date.parse(String(partial!.until))).toBe(since + 270 * DAY)
         expect(Number(partial!.n)).toBe(tenantTickets(limited, since, since + 270 * DAY).length)
 
+        // The resumed run (the token's check, /v1/queues, the last window, the changes and their
+        // deletes over four windows) waits for the minute window twice: its waits move the server's clock.
         limited.server.clock.advance(61_000)
-        const resumed = await sync(limited, ['--url', limited.server.base, '--into', ...into, '--json'], env)
-        expect(resumed.status).toBe(0)
+        const client = new Client({ baseUrl: limited.server.base, token: limited.token, sleep: async (ms) => limited.server.clock.advance(ms + 1000) })
+        const target = await openTarget(parseTarget(into[0]!, into[2], { ...process.env, ...env }))
+        const summary = await runSync({ client, target, baseUrl: limited.server.base, since: null, now: Date.now() }).finally(() => target.close())
         const expected = tenantTickets(limited, since)
         // Only what the stopped run had not committed is new.
-        expect(JSON.parse(resumed.stdout)).toMatchObject({ firstRun: false, tickets: { inserted: expected.length - Number(partial!.n), deleted: 0 } })
+        expect(summary).toMatchObject({ firstRun: false, tickets: { inserted: expected.length - Number(partial!.n), deleted: 0 } })
         expect(await mirrorTickets(into)).toEqual(expected)
         expect(await duplicates(into)).toBe(0)
       } finally {

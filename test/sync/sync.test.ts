@@ -12,6 +12,7 @@ import { DuckDbTarget } from '../../src/sync/duckdb-target.ts'
 import { runSync, type SyncProgress } from '../../src/sync/sync.ts'
 import { Client } from '../../src/client/index.ts'
 import { childrenOf } from '../support/processes.ts'
+import { generateToken } from '../../src/auth/token.ts'
 
 /**
  * `sync` apart from what every target must do (test/support/sync-target-suite.ts, run by
@@ -21,6 +22,8 @@ import { childrenOf } from '../support/processes.ts'
 
 const NOW = Date.now()
 const temp = tempDataDir()
+/** A token of the service's form (its checksum right) that no organisation holds. */
+const UNKNOWN_TOKEN = generateToken()
 
 let tenant: Tenant
 beforeAll(async () => {
@@ -202,13 +205,13 @@ describe('sync: wrong input and failures', () => {
   })
 
   test('a refused token: exit 1, the URL given and what to do, never the token', async () => {
-    const run = await sync(tenant, ['--url', tenant.server.base, '--into', join(temp.dir, 'refused.duckdb')], { API_TOKEN: 'svc_not_a_real_token_at_all_0000000000' })
+    const run = await sync(tenant, ['--url', tenant.server.base, '--into', join(temp.dir, 'refused.duckdb')], { API_TOKEN: UNKNOWN_TOKEN })
     expect(run.status).toBe(1)
     expect(run.stderr.trim().split('\n')).toHaveLength(1)
     expect(run.stderr).toContain(`the API at ${tenant.server.base} refused the token in API_TOKEN`)
     expect(run.stderr).toContain('put a current token of the organisation in API_TOKEN')
     expect(run.stderr).not.toContain('administration application')
-    expect(run.stderr).not.toContain('svc_not_a_real_token')
+    expect(run.stderr).not.toContain(UNKNOWN_TOKEN.slice(4, 20))
   })
 
   test('--url ending in /v1: wrong input (exit 2) that says to leave /v1 out; no file is left', async () => {
@@ -222,7 +225,7 @@ describe('sync: wrong input and failures', () => {
 
   test('a first run refused by the API (a wrong token) leaves no file behind', async () => {
     const file = join(temp.dir, 'refused-first.duckdb')
-    const run = await sync(tenant, ['--url', tenant.server.base, '--into', file], { API_TOKEN: 'svc_not_a_real_token_at_all_0000000000' })
+    const run = await sync(tenant, ['--url', tenant.server.base, '--into', file], { API_TOKEN: UNKNOWN_TOKEN })
     expect(run.status).toBe(1)
     expect(existsSync(file)).toBe(false)
   })
@@ -232,7 +235,7 @@ describe('sync: wrong input and failures', () => {
     expect(usage.status).toBe(2)
     expect(JSON.parse(usage.stdout)).toEqual({ error: 'usage', message: expect.stringContaining('--timeout takes a number of seconds') })
     expect(usage.stderr.trim().split('\n')).toHaveLength(1)
-    const refused = await sync(tenant, ['--url', tenant.server.base, '--into', join(temp.dir, 'json.duckdb'), '--json'], { API_TOKEN: 'svc_not_a_real_token_at_all_0000000000' })
+    const refused = await sync(tenant, ['--url', tenant.server.base, '--into', join(temp.dir, 'json.duckdb'), '--json'], { API_TOKEN: UNKNOWN_TOKEN })
     expect(refused.status).toBe(1)
     expect(JSON.parse(refused.stdout)).toEqual({ error: 'failure', message: expect.stringContaining('refused the token in API_TOKEN') })
     expect(refused.stderr).not.toContain('every window committed')
@@ -335,4 +338,89 @@ describe('sync: Ctrl-C', () => {
       await limited.server.close()
     }
   }, 60_000)
+})
+
+describe('sync: what it sends and what it is told (before any request)', () => {
+  test('a token not of the service\'s form (a password, a cut-off or mistyped token) is exit 2 with one line, never sent nor printed', async () => {
+    const before = tenant.server.logger.lines.length
+    const good = generateToken()
+    for (const token of ['password=hunter2-secret', good.slice(0, -1), `${good.slice(0, -1)}${good.endsWith('A') ? 'B' : 'A'}`, `${good}x`]) {
+      for (const json of [[], ['--json']]) {
+        const run = await sync(tenant, ['--url', tenant.server.base, '--into', join(temp.dir, 'shape.duckdb'), ...json], { API_TOKEN: token })
+        expect(run.status).toBe(2)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toStartWith('sync: API_TOKEN does not hold an API token of this service')
+        expect(run.stderr + run.stdout).not.toContain(token.slice(4, 24))
+        if (json.length) expect(JSON.parse(run.stdout)).toMatchObject({ error: 'usage' })
+      }
+    }
+    expect(existsSync(join(temp.dir, 'shape.duckdb'))).toBe(false)
+    // Nothing reached the server.
+    expect(tenant.server.logger.lines.slice(before).filter((line) => line.includes('"path"'))).toEqual([])
+  })
+
+  test('a PostgreSQL URL with a bad % escape, --schema information_schema, --grant public, a wrong --max-delete: exit 2 with one line (with --json the error document)', async () => {
+    const cases: [string[], string][] = [
+      [['--into', 'postgresql://loader:pa%zzss@127.0.0.1:5432/warehouse'], "--into: the URL's password is not percent-encoded correctly"],
+      [['--into', 'postgresql://lo%e9der@127.0.0.1:5432/warehouse'], "--into: the URL's user name is not percent-encoded correctly"],
+      [['--into', 'postgresql://loader@127.0.0.1:5432/ware%house'], "--into: the URL's database name is not percent-encoded correctly"],
+      [['--into', 'postgresql://loader@127.0.0.1:5432/warehouse', '--schema', 'information_schema'], '--schema information_schema is PostgreSQL\'s own catalog'],
+      [['--into', 'postgresql://loader@127.0.0.1:5432/warehouse', '--grant', 'public'], '--grant public would give every role of the database read access'],
+      [['--into', join(temp.dir, 'md.duckdb'), '--max-delete', '150%'], '--max-delete takes a percentage from 0% to 100%; got 150%'],
+      [['--into', join(temp.dir, 'md.duckdb'), '--max-delete', 'lots'], '--max-delete takes a percentage'],
+    ]
+    for (const [args, message] of cases) {
+      for (const json of [[], ['--json']]) {
+        const run = await sync(tenant, ['--url', tenant.server.base, ...args, ...json])
+        expect(run.status).toBe(2)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain(message)
+        expect(run.stderr).not.toContain('zzss')
+        expect(run.stderr).not.toContain('URIError')
+        if (json.length) expect(JSON.parse(run.stdout)).toEqual({ error: 'usage', message: expect.stringContaining(message) })
+      }
+    }
+  })
+
+  test('--help says the first run starts at 00:00 UTC 90 days ago, and a first run without --since does', async () => {
+    const help = await sync(tenant, ['--help'])
+    expect(help.stdout).toContain('(default: 00:00 UTC of the day 90 days ago)')
+    const file = join(temp.dir, 'day.duckdb')
+    expect((await sync(tenant, ['--url', tenant.server.base, '--into', file])).status).toBe(0)
+    const [state] = await queryDuckDb(file, `SELECT epoch_ms(since) AS since FROM _sync_state`)
+    const since = Number(state!.since)
+    expect(since % DAY).toBe(0)
+    expect(Date.now() - since).toBeGreaterThan(90 * DAY)
+    expect(Date.now() - since).toBeLessThanOrEqual(91 * DAY)
+  })
+
+  test("terminal escapes sent by a server are printed escaped, by sync's failure line and by npm run -s duckdb", async () => {
+    const evil = '\u001b]0;owned\u0007\u001b[2J'
+    const server = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: () => Response.json({ error: 'invalid_request', message: `bad ${evil} request`, requestId: 'r' }, { status: 400 }),
+    })
+    try {
+      const run = await sync(tenant, ['--url', `http://127.0.0.1:${server.port}`, '--into', join(temp.dir, 'evil.duckdb')])
+      expect(run.status).not.toBe(0)
+      expect(run.stderr).not.toContain('\u001b')
+      expect(run.stderr).toContain('bad \\x1b]0;owned\\x07\\x1b[2J request')
+    } finally {
+      server.stop(true)
+    }
+    const file = join(temp.dir, 'evil-names.duckdb')
+    const instance = await DuckDBInstance.create(file)
+    const connection = await instance.connect()
+    await connection.run(`CREATE TABLE locations AS SELECT 'x' AS id, '${evil}Zürich' AS name`)
+    connection.closeSync()
+    instance.closeSync()
+    const child = Bun.spawn(['npm', 'run', '-s', 'duckdb', '--', file, 'SELECT name AS "n\u001b[2J" FROM locations'], { stdout: 'pipe', stderr: 'pipe' })
+    const [stdout, stderr, status] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+    expect(stderr).toBe('')
+    expect(status).toBe(0)
+    expect(stdout).not.toContain('\u001b')
+    expect(stdout).toContain('\\x1b]0;owned\\x07\\x1b[2JZürich')
+    expect(stdout).toContain('n\\x1b[2J')
+  })
 })
