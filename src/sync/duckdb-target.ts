@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import type { Location } from '../contract/schemas.ts'
 import { spoolCsvInChunks } from './csv-chunks.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
 import { checkZonesKnown, noRows, STRUCTURE_COLUMNS, structureRows, TooManyDeletesError, zonesOf, type RowCount, type SyncState, type SyncTarget, type WindowLoad } from './target.ts'
 import { commentStatements, ticketDetailsView } from './mirror-catalog.ts'
+import { DiskFullError, freeBytes, isDiskFull } from './disk-full.ts'
 
 /**
  * The DuckDB file `sync` keeps current (docs/loading.md#the-duckdb-file). `tickets` has no
@@ -69,14 +69,25 @@ const DUCKDB_SETTINGS = { memory_limit: DUCKDB_MEMORY_LIMIT, preserve_insertion_
 const CHUNK_BYTES = 16 * 2 ** 20
 
 export class DuckDbTarget implements SyncTarget {
-  /** Where a window's export is cut into files on its way in; removed on close. */
-  private readonly scratch = mkdtempSync(join(tmpdir(), 'qa-sync-'))
+  /**
+   * Where a window's export is cut into files on its way in, removed on close: a folder in the
+   * mirror's own folder (as DuckDB's spill files, `<file>.tmp`), so that one file system's space
+   * is the run's, and a full one is named as such (docs/loading.md#disk-space).
+   */
+  private readonly scratch: string
 
   private constructor(
     readonly description: string,
     private readonly instance: DuckDBInstance,
     private readonly db: DuckDBConnection,
-  ) {}
+  ) {
+    this.scratch = mkdtempSync(join(this.folder, '.sync-spool-'))
+  }
+
+  /** The folder that holds the mirror, its write-ahead log, its spill files and the spool. */
+  private get folder(): string {
+    return dirname(resolve(this.description))
+  }
 
   /** Opens (creating if needed) the file; its tables are made by prepare(). Throws if another process holds it. */
   static async open(path: string): Promise<DuckDbTarget> {
@@ -148,7 +159,13 @@ export class DuckDbTarget implements SyncTarget {
     }
   }
 
+  /** The state alone (a reconcile owed, the run's summary at its end), put into the file at once: no write-ahead log is left. */
   async saveState(state: SyncState): Promise<void> {
+    await this.writeState(state)
+    await this.completeRun()
+  }
+
+  private async writeState(state: SyncState): Promise<void> {
     const at = (ms: string) => `CASE WHEN $${ms} IS NULL THEN NULL ELSE make_timestamptz($${ms} * 1000) END`
     await this.db.run(
       `INSERT OR REPLACE INTO _sync_state (id, base_url, since, loaded_until, backfill_until, changes_token, last_run, reconcile_from)
@@ -188,6 +205,29 @@ export class DuckDbTarget implements SyncTarget {
    * what the merge touched was updated.
    */
   async loadWindow(load: WindowLoad): Promise<RowCount> {
+    let downloaded = 0
+    const counted = load.csv.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          downloaded += chunk.length
+          controller.enqueue(chunk)
+        },
+      }),
+    )
+    try {
+      const count = await this.loadWindowRows({ ...load, csv: counted })
+      // Into the file at once: a write-ahead log left beside the file is what a later failure
+      // (a full disk) could leave unreplayable, and readers would replay it on every open.
+      await this.db.run('CHECKPOINT')
+      return count
+    } catch (error) {
+      if (!isDiskFull(error)) throw error
+      // The export's bytes twice (the spool, then the table) and two chunk files at most.
+      throw new DiskFullError(this.folder, freeBytes(this.folder), 2 * downloaded + 2 * CHUNK_BYTES)
+    }
+  }
+
+  private async loadWindowRows(load: WindowLoad): Promise<RowCount> {
     return this.transaction(async () => {
       const count = noRows()
       const before = await this.ticketCount()
@@ -223,7 +263,7 @@ export class DuckDbTarget implements SyncTarget {
         await this.db.run('DROP TABLE _window_ids')
       }
       if (load.deletions) count.deleted += await this.deleteIds((await load.deletions()) ?? [])
-      await this.saveState(load.state)
+      await this.writeState(load.state)
       return count
     })
   }
@@ -304,8 +344,19 @@ export class DuckDbTarget implements SyncTarget {
     return count
   }
 
-  /** Nothing to build: DuckDB's zone maps serve time-range reads without an index (and an ART index would have to fit in memory). */
-  async completeRun(): Promise<void> {}
+  /**
+   * Nothing to build (DuckDB's zone maps serve time-range reads without an index, and an ART
+   * index would have to fit in memory); the run's last writes go into the file, so that no
+   * write-ahead log is left beside it.
+   */
+  async completeRun(): Promise<void> {
+    try {
+      await this.db.run('CHECKPOINT')
+    } catch (error) {
+      if (!isDiskFull(error)) throw error
+      throw new DiskFullError(this.folder, freeBytes(this.folder), 2 * CHUNK_BYTES)
+    }
+  }
 
   /** Nothing here: the command removes a file it created once the file is closed. */
   async discardIfEmpty(): Promise<void> {}

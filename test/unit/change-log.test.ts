@@ -81,9 +81,9 @@ describe('tenant schema version 3: the change log', () => {
 
   test('versions are never reused, also after the highest row left the log', () => {
     writeTickets(db, [ticket('a'), ticket('b')])
-    db.exec(`DELETE FROM tickets WHERE id = 'b'`) // version 2 leaves
+    db.exec(`DELETE FROM tickets WHERE id = 'b'`) // version 2 leaves; the delete's tombstone takes 3
     writeTickets(db, [ticket('c')])
-    expect(versionOf('c')).toBe(3)
+    expect(versionOf('c')).toBe(4)
   })
 
   test("a writer's own conflict clause neither skips the record nor fails the writer", () => {
@@ -175,5 +175,39 @@ describe('migrating to version 3', () => {
     } finally {
       migrated.close()
     }
+  })
+})
+
+describe('the deletion log', () => {
+  const tombstones = () => db.query('SELECT version, ticket_id AS id, created_at AS createdAt FROM ticket_deletions ORDER BY version').all()
+
+  test("a writer's delete leaves a tombstone versioned with the change log; made again, the id is no longer deleted", () => {
+    writeTickets(db, [ticket('a'), ticket('b', '2026-03-01T08:00:00.000Z')])
+    db.exec(`DELETE FROM tickets WHERE id = 'b'`)
+    expect(tombstones()).toEqual([{ version: 3, id: 'b', createdAt: '2026-03-01T08:00:00.000Z' }])
+    writeTickets(db, [ticket('c')])
+    expect(versionOf('c')).toBe(4)
+    // The token's position (sqlite_sequence) covers the delete.
+    expect(db.query("SELECT seq FROM sqlite_sequence WHERE name = 'ticket_changes'").get()).toEqual({ seq: 4 })
+    writeTickets(db, [ticket('b')])
+    expect(tombstones()).toEqual([])
+  })
+
+  test('a ticket whose id changes is the old id deleted; a delete rolled back leaves nothing', () => {
+    writeTickets(db, [ticket('a')])
+    db.exec(`UPDATE tickets SET id = 'a2' WHERE id = 'a'`)
+    expect(tombstones()).toEqual([{ version: 2, id: 'a', createdAt: '2026-03-02T09:00:00.000Z' }])
+    db.exec('BEGIN')
+    db.exec(`DELETE FROM tickets WHERE id = 'a2'`)
+    db.exec('ROLLBACK')
+    expect(tombstones()).toHaveLength(1)
+  })
+
+  test('the first delete on a file whose change log never had a row still takes a version above 0', () => {
+    db.exec(`DELETE FROM sqlite_sequence WHERE name = 'ticket_changes'`)
+    db.exec(`INSERT INTO tickets (id, number, queue_id, location_id, status, created_at) SELECT 'z', 1, 'q_pay', 'loc_a', 'WAITING', '2026-03-02T09:00:00.000Z'`)
+    db.exec(`DELETE FROM ticket_changes; DELETE FROM sqlite_sequence WHERE name = 'ticket_changes'`)
+    db.exec(`DELETE FROM tickets WHERE id = 'z'`)
+    expect(tombstones()).toEqual([{ version: 1, id: 'z', createdAt: '2026-03-02T09:00:00.000Z' }])
   })
 })
