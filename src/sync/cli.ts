@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { ApiResponseError, Client, NetworkError, NotFoundError, TimeoutError, UnauthorizedError, UnexpectedResponseError, type RetryEvent } from '../client/index.ts'
 import { toInstant } from '../client/windows.ts'
 import { parseOptions, UsageError } from '../cli/args.ts'
@@ -7,6 +8,8 @@ import { assertWritableFileLocation, describeStartUpFailure } from '../start-up-
 import { openTarget, parseTarget, type TargetSpec } from './open-target.ts'
 import { parseRoleName } from './postgres-location.ts'
 import { DownloadBrokeError } from './download-watch.ts'
+import { DiskFullError, freeBytes, isDiskFull } from './disk-full.ts'
+import { DUCKDB_SPOOL_BYTES } from './duckdb-target.ts'
 import { AnswerRefusedError } from './answer-checks.ts'
 import { runSync, WINDOW_ATTEMPTS, type SyncProgress, type SyncSummary } from './sync.ts'
 import { isWellFormedToken } from '../auth/token.ts'
@@ -316,6 +319,12 @@ function describeFailure(error: unknown, options: SyncCommandOptions): string {
   if (error instanceof DownloadBrokeError) return `the API at ${url}: a window's download broke off ${WINDOW_ATTEMPTS} times (${error.message.replace(/^the download broke off: /, '')}); the target was not at fault`
   if (error instanceof NetworkError) return `no answer from ${url}: ${error.message.replace(/^no answer from \S+ /, '')}`
   if (error instanceof UnexpectedResponseError) return `${url} answered something that is not this API (${error.message})`
+  // A DuckDB mirror's full disk, wherever the engine met it (its shape, a checkpoint): said
+  // with the folder and the space, as the target says it for a window (disk-full.ts).
+  if (options.target.kind === 'duckdb' && !(error instanceof DiskFullError) && isDiskFull(error)) {
+    const folder = dirname(resolve(options.target.path))
+    return new DiskFullError(folder, freeBytes(folder), DUCKDB_SPOOL_BYTES).message
+  }
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
   if (options.target.kind === 'duckdb' && /lock/i.test(message)) {
     return `the DuckDB file is in use by another process (${message}); a DuckDB file has one writer or many readers, never both: wait for the other sync to end, close the reader, or sync into PostgreSQL for readers that stay connected`

@@ -30,7 +30,7 @@ export async function spoolCsvInChunks(
   const startFile = async () => {
     const path = join(dir, `chunk-${index++}.csv`)
     const handle = await open(path, 'w')
-    await handle.write(header!)
+    await writeAll(handle, header!)
     file = { path, handle, bytes: 0 }
   }
   const finishFile = async () => {
@@ -87,13 +87,13 @@ export async function spoolCsvInChunks(
       if (bytes.length === 0) continue
       const end = lastRowEnd(bytes)
       if (file!.bytes + bytes.length >= chunkBytes && end > 0) {
-        await file!.handle.write(bytes.subarray(0, end))
+        await writeAll(file!.handle, bytes.subarray(0, end))
         await finishFile()
         await startFile()
         bytes = bytes.subarray(end)
       }
       if (bytes.length > 0) {
-        await file!.handle.write(bytes)
+        await writeAll(file!.handle, bytes)
         file!.bytes += bytes.length
       }
     }
@@ -112,5 +112,18 @@ export async function spoolCsvInChunks(
     if (file !== null) await (file as { handle: Awaited<ReturnType<typeof open>> }).handle.close().catch(() => undefined)
     await consuming.catch(() => undefined)
     throw error
+  }
+}
+
+/**
+ * Writes all of `bytes`: a write may write fewer (a file system nearly full writes what fits and
+ * says how much), and a chunk file cut short would be read as a broken CSV rather than a full
+ * disk. The next write of the rest then fails with ENOSPC, which is what is said.
+ */
+async function writeAll(handle: Awaited<ReturnType<typeof open>>, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.length; ) {
+    const { bytesWritten } = await handle.write(bytes, at, bytes.length - at)
+    if (bytesWritten <= 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+    at += bytesWritten
   }
 }

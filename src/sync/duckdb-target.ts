@@ -67,6 +67,8 @@ const DUCKDB_SETTINGS = { memory_limit: DUCKDB_MEMORY_LIMIT, preserve_insertion_
  * that the two files on disk at a time stay small.
  */
 const CHUNK_BYTES = 16 * 2 ** 20
+/** The spool's most on disk at once (two chunk files): the least a run needs free beside the mirror's growth. */
+export const DUCKDB_SPOOL_BYTES = 2 * CHUNK_BYTES
 
 export class DuckDbTarget implements SyncTarget {
   /**
