@@ -3,6 +3,7 @@ import type { Location } from '../contract/schemas.ts'
 import { tlsOption, type PostgresLocation } from './postgres-location.ts'
 import { columnDefinitions, columnList, rowsDiffer, TICKET_COLUMNS } from './ticket-columns.ts'
 import { checkZonesKnown, LockTimeoutError, TooManyDeletesError, noRows, STRUCTURE_COLUMNS, structureRows, SyncInputError, TargetBusyError, type RowCount, type SyncState, type SyncTarget, type WindowLoad, zonesOf } from './target.ts'
+import { lockHolders } from './lock-holders.ts'
 import { commentStatements, TICKET_DETAILS_COMMENT, ticketDetailsView } from './mirror-catalog.ts'
 
 /**
@@ -447,17 +448,8 @@ async function withLockTimeout<T>(sql: ReservedSQL, location: PostgresLocation, 
     return await work()
   } catch (error) {
     if (sqlState(error) !== '55P03') throw error
-    const holders = (await sql
-      .unsafe(
-        `SELECT DISTINCT l.pid, a.application_name, left(regexp_replace(a.query, '\\s+', ' ', 'g'), 80) AS query
-           FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-          WHERE l.granted AND l.pid <> pg_backend_pid() AND l.relation IN (
-            SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1)
-          ORDER BY l.pid`,
-        [location.schema],
-      )
-      .catch(() => [])) as { pid: number; application_name: string; query: string }[]
-    const who = holders.length > 0 ? holders.map((h) => `backend ${h.pid}${h.application_name ? ` (${h.application_name})` : ''}: ${h.query}`).join('; ') : 'another session'
+    const holders = await lockHolders(sql as unknown as SQL, location.schema).catch(() => [])
+    const who = holders.length > 0 ? holders.join('; ') : 'another session'
     throw new LockTimeoutError(
       `a lock on schema ${location.schema} was held for longer than --timeout (${seconds} s) by PostgreSQL ${who}; what this run was writing was rolled back`,
     )

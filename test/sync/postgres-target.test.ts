@@ -347,6 +347,38 @@ describe.skipIf(!available)('PostgreSQL target', () => {
       expect(server.psql('warehouse', "SELECT count(*) FROM locked.tickets WHERE id = 'pg-locked-new'")).toBe('1')
     }, 60_000)
 
+    test('a reader holding tickets and an ALTER queued behind it: the lock message names the queued backend first, with its role, and the reader it waits for', async () => {
+      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'queued', '--since', since()])).status).toBe(0)
+      const writer = openTenant(tenant.server.dataDir, tenant.orgId)
+      writeTickets(writer, [{ id: 'pg-queued-new', number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() }])
+      writer.close()
+      const readerPool = new SQL(databaseUrl, { max: 1 })
+      const alterPool = new SQL(databaseUrl, { max: 1 })
+      const reader = await readerPool.reserve()
+      const alter = await alterPool.reserve()
+      try {
+        const [{ pid: readerPid }] = (await reader.unsafe('SELECT pg_backend_pid() AS pid')) as [{ pid: number }]
+        const [{ pid: alterPid }] = (await alter.unsafe('SELECT pg_backend_pid() AS pid')) as [{ pid: number }]
+        await reader.unsafe('BEGIN')
+        await reader.unsafe('SELECT count(*) FROM queued.tickets')
+        const queuedAlter = alter.unsafe('ALTER TABLE queued.tickets ADD COLUMN note TEXT').catch(() => undefined)
+        await eventually(() => Number(server.psql('warehouse', `SELECT count(*) FROM pg_locks WHERE pid = ${alterPid} AND NOT granted`)) > 0, 10_000, 'the ALTER to queue')
+        const run = await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'queued', '--timeout', '1'])
+        expect(run.status).toBe(1)
+        expect(run.stderr.trim().split('\n')).toHaveLength(1)
+        expect(run.stderr).toContain(`held for longer than --timeout (1 s) by PostgreSQL backend ${alterPid} (role postgres) queued for AccessExclusiveLock on tickets behind backend ${readerPid}`)
+        expect(run.stderr).toContain(`; backend ${readerPid} (role postgres) holds AccessShareLock on tickets`)
+        await reader.unsafe('ROLLBACK')
+        await queuedAlter
+        await alter.unsafe('ALTER TABLE queued.tickets DROP COLUMN note')
+      } finally {
+        reader.release()
+        alter.release()
+        await readerPool.close()
+        await alterPool.close()
+      }
+    }, 60_000)
+
     test.each(['ACCESS EXCLUSIVE', 'EXCLUSIVE'])('a lock on _sync_state (%s) past --timeout: exit 1 naming its backend too', async (mode) => {
       const schema = `state_locked_${mode === 'EXCLUSIVE' ? 'x' : 'ax'}`
       expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', schema, '--since', since()])).status).toBe(0)
