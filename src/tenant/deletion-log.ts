@@ -4,7 +4,7 @@ import type { Migration } from '../db/migrator.ts'
  * The deletion log's schema step (docs/operations.md#change-tracking-in-the-tenant-files): a
  * ticket deleted by any writer leaves a tombstone, whose version is drawn from the change log's
  * own sequence (sqlite_sequence of `ticket_changes`), so that one changes token orders changes
- * and deletes alike and a loader holding it learns of both (docs/decisions/0021-deletes-in-the-change-feed.md).
+ * and deletes alike and a loader holding it learns of both (docs/decisions/0025-deletes-in-the-change-feed.md).
  * Written into files the administration application owns, so the text explains itself.
  */
 const NEXT_VERSION = `

@@ -1,4 +1,3 @@
-import { TENANT_SCHEMA_VERSION } from '../../src/tenant/migrations.ts'
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { Database } from 'bun:sqlite'
 import { startServer, openTenant, type TestServer } from '../support/harness.ts'
