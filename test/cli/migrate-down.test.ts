@@ -75,7 +75,7 @@ describe('admin migrate --to N', () => {
       expect({ version, integrity: now.integrity }).toEqual({ version, integrity: [{ integrity_check: 'ok' }] })
       expect({ version, schema: now.schema }).toEqual({ version, schema: schemaAt(version) })
       // Below version 5 the zones are gone with their column; every other value is kept.
-      expect(now.rows).toEqual({ tables: before.rows.tables, zones: before.rows.zones.map(() => null) })
+      expect(now.rows).toEqual({ tables: before.rows.tables, zones: version >= 5 ? before.rows.zones : before.rows.zones.map(() => null) })
     }
     expect(inspect(org.id).triggers).toBe(0) // version 1: the contract's schema alone
 
