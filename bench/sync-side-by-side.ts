@@ -2,7 +2,7 @@
  * `node_modules/.bin/bun bench/sync-side-by-side.ts [tickets]` (default 300,000): `sync`'s first
  * run into a new DuckDB file and a new PostgreSQL schema against `curl --compressed` of the same
  * export, alternating, 3 pairs each; prints the medians, the ratios and the machine's load.
- * Small enough for a shared machine (docs/performance.md#sync-side-by-side). Needs curl and
+ * Small enough for a shared machine (docs/performance.md#latest-results). Needs curl and
  * PostgreSQL (scripts/install-postgresql.sh).
  */
 import { join } from 'node:path'

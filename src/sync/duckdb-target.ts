@@ -74,7 +74,7 @@ export class DuckDbTarget implements SyncTarget {
   /**
    * Where a window's export is cut into files on its way in, removed on close: a folder in the
    * mirror's own folder (as DuckDB's spill files, `<file>.tmp`), so that one file system's space
-   * is the run's, and a full one is named as such (docs/loading.md#disk-space).
+   * is the run's, and a full one is named as such (docs/loading.md#the-duckdb-file).
    */
   private readonly scratch: string
 

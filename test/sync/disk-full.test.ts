@@ -8,7 +8,7 @@ import { writeBulkTickets } from '../support/fixtures.ts'
 import { DAY, sync, tenantServer, tenantTickets, type Tenant } from '../support/sync-target-suite.ts'
 
 /**
- * A full disk never breaks a DuckDB mirror (docs/loading.md#disk-space): on small tmpfs mounts
+ * A full disk never breaks a DuckDB mirror (docs/loading.md#the-duckdb-file): on small tmpfs mounts
  * (root only: `mount -t tmpfs`), a first run and a later one either succeed with no
  * write-ahead log left, or fail with exit 1 and one line naming the folder and the space; the
  * file opens afterwards, holds whole windows and no duplicate, and a run with room finishes it.
