@@ -27,6 +27,7 @@ import { metricsObserver } from './metrics/observer.ts'
 import { DEFAULT_IDLE_TIMEOUT_SECONDS, serverIdleTimeout } from './http/idle-timeout.ts'
 import { drainable } from './server/drain.ts'
 import { copyHealth } from './replica/copy-state.ts'
+import { admittedOnce, answeredOnce, type PipelineLayer } from './http/layers-off.ts'
 
 export interface AppDeps {
   config: Config
@@ -52,6 +53,12 @@ export interface AppDeps {
   metrics?: MetricsRecorder
   /** How often the limits' backend is checked with no request asking. @default LIMITS_PROBE_EVERY_MS (5 s) */
   limitsProbeEveryMs?: number
+  /**
+   * Layers of the request path switched off, for the benchmark's accounting of what each costs
+   * (http/layers-off.ts, bench/scenarios/layers.ts); the service never sets it.
+   * @default none
+   */
+  layersOff?: readonly PipelineLayer[]
 }
 
 export interface App {
@@ -107,11 +114,18 @@ export function createApp(deps: AppDeps): App {
   // Aborted when the shutdown's drain ends with exports still running: they end as `shutdown`.
   const shutdown = new AbortController()
   let idleTimeoutSeconds = DEFAULT_IDLE_TIMEOUT_SECONDS
-  const observers = [accessLog(logger), ...(deps.metrics ? [metricsObserver(deps.metrics)] : []), ...(deps.observers ?? [])]
+  const off = new Set(deps.layersOff)
+  const observers = [
+    ...(off.has('access-log') ? [] : [accessLog(logger)]),
+    ...(deps.metrics && !off.has('metrics') ? [metricsObserver(deps.metrics)] : []),
+    ...(deps.observers ?? []),
+  ]
+  const ticketPages = ticketsHandler(pool, tickets, cursors, changes)
   const pipeline = createPipeline({
     logger,
     observers,
-    gate,
+    gate: off.has('gate') ? admittedOnce(gate) : gate,
+    layersOff: off,
     routes: [
       ...systemRoutes({
         store,
@@ -121,7 +135,7 @@ export function createApp(deps: AppDeps): App {
       }),
       ...webRoutes({ ratePerMinute: config.rateLimitPerMinute, demoPerDay: config.demoDailyQuota }),
       { path: '/v1/queues', admitted: queuesHandler(pool, changes) },
-      { path: '/v1/tickets', admitted: ticketsHandler(pool, tickets, cursors, changes) },
+      { path: '/v1/tickets', admitted: off.has('query') ? answeredOnce(ticketPages) : ticketPages },
       {
         path: '/v1/exports/tickets.csv',
         admitted: exportHandler({

@@ -15,6 +15,7 @@ import { changes } from './changes.ts'
 import { rowCheck } from './row-check.ts'
 import { metrics } from './metrics.ts'
 import { charts } from './charts.ts'
+import { layers } from './layers.ts'
 
 /** Every scenario, in the order a run takes them (whatever order --only names them in). */
-export const SCENARIOS: readonly Scenario[] = [csv, formatter, memory, slowReader, pages, fairness, yieldMechanism, tenants, limiter, redis, sync, changes, rowCheck, metrics, charts, processEffect]
+export const SCENARIOS: readonly Scenario[] = [csv, formatter, memory, slowReader, pages, fairness, yieldMechanism, tenants, limiter, redis, sync, changes, rowCheck, metrics, charts, processEffect, layers]

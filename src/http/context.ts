@@ -1,6 +1,7 @@
 import type { Caller } from '../admission/gate.ts'
 import { containsTokenShape } from '../auth/token-shape.ts'
 import { requestTarget } from './request-target.ts'
+import { everyResponseHeaders } from './response-headers.ts'
 
 /**
  * Everything a handler knows about the request it answers, made once when the request arrives
@@ -33,6 +34,10 @@ export interface RequestContext {
    * flight (shutdown waits for it); an observer that needs the time to the last byte waits for it.
    */
   bodyEnded?: Promise<void>
+  /** The response, when it was made with every header already (jsonResponse given the context). */
+  complete?: Response
+  /** Only the benchmark's accounting sets it (http/layers-off.ts): no header beyond the handler's own. */
+  plainHeaders?: true
 }
 
 /** A context whose token passed every check of the gate: what a /v1 handler receives. */
@@ -76,7 +81,17 @@ export function createRequestContext(request: Request): RequestContext {
   }
 }
 
-/** A JSON response with the content type the API has always sent. */
-export function jsonResponse(body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { headers: { 'Content-Type': 'application/json', ...headers } })
+/**
+ * A JSON response with the content type the API has always sent. Given the request's `context`,
+ * it is made whole at once: the context's headers (those a handler's own do not replace) and the
+ * headers every response gets go in with it, and the pipeline's `finish` has nothing to add.
+ */
+export function jsonResponse(body: unknown, headers: Record<string, string> = {}, context?: RequestContext): Response {
+  const own = { 'Content-Type': 'application/json', ...headers }
+  if (!context) return new Response(JSON.stringify(body), { headers: own })
+  // A response made with a context is an API answer: private to one organisation, never cached.
+  const all = context.plainHeaders ? own : { ...context.responseHeaders, ...own, ...everyResponseHeaders(context.id, true) }
+  const response = new Response(JSON.stringify(body), { headers: all })
+  context.complete = response
+  return response
 }

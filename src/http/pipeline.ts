@@ -6,6 +6,7 @@ import { createRequestContext, type AdmittedContext, type Handler, type RequestC
 import { errorResponse, notFound, toApiError } from './error-response.ts'
 import { decorateResponse, preflightResponse } from './response-headers.ts'
 import { headTooLarge, REQUEST_HEAD_LIMIT_BYTES, requestHeadBytes } from './request-head.ts'
+import { bareRequestContext, type PipelineLayer } from './layers-off.ts'
 
 /** A route outside /v1 (the pages, health): answered without a token. */
 export interface OpenRoute {
@@ -73,16 +74,26 @@ const ALLOWED_METHODS = 'GET, HEAD'
  * target, while `request.url` has dot segments and backslashes already resolved, so a target
  * such as `/v1/./queues` reaches no route and is answered 404, never the operation it resolves to.
  */
-export function createPipeline(options: { logger: Logger; observers: readonly RequestObserver[]; gate: Gate; routes: readonly Route[] }): Pipeline {
+export function createPipeline(options: {
+  logger: Logger
+  observers: readonly RequestObserver[]
+  gate: Gate
+  routes: readonly Route[]
+  /** Only the benchmark's accounting switches any off (http/layers-off.ts). @default none */
+  layersOff?: ReadonlySet<PipelineLayer>
+}): Pipeline {
   const { logger, observers, gate } = options
+  const bareContext = options.layersOff?.has('context') ?? false
+  const bareHeaders = options.layersOff?.has('headers') ?? false
   const pending = new Set<RequestContext>()
   const byPath = new Map<string, Route>(options.routes.map((route) => [route.path, route]))
 
   async function answer(request: Request, routeOf: (context: RequestContext) => Route | undefined): Promise<Response> {
-    const context = createRequestContext(request)
+    const context = bareContext ? bareRequestContext(request) : createRequestContext(request)
+    if (bareHeaders) context.plainHeaders = true
     pending.add(context)
     const route = routeOf(context)
-    const tooLarge = requestHeadBytes(request, context) > REQUEST_HEAD_LIMIT_BYTES
+    const tooLarge = !bareContext && requestHeadBytes(request, context) > REQUEST_HEAD_LIMIT_BYTES
     if (!route || tooLarge || (context.method !== 'GET' && context.method !== 'HEAD')) return answerUnrouted(context, route, tooLarge)
     try {
       return finish(context, await respond(context, route), route.path)
@@ -165,10 +176,12 @@ export function createPipeline(options: { logger: Logger; observers: readonly Re
   function finish(context: RequestContext, response: Response, route: string | null, error?: ApiError, pathResolved?: true): Response {
     if (context.bodyEnded) void context.bodyEnded.finally(() => pending.delete(context))
     else pending.delete(context)
-    for (const [name, value] of Object.entries(context.responseHeaders)) {
-      if (!response.headers.has(name)) response.headers.set(name, value)
+    if (context.complete !== response && !bareHeaders) {
+      for (const [name, value] of Object.entries(context.responseHeaders)) {
+        if (!response.headers.has(name)) response.headers.set(name, value)
+      }
+      decorateResponse(response, context.id, { privateData: context.path.startsWith('/v1/') })
     }
-    decorateResponse(response, context.id, { privateData: context.path.startsWith('/v1/') })
     const answered: AnsweredRequest = { context, response, route, durationMs: Math.round((performance.now() - context.startedAt) * 100) / 100, error, pathResolved }
     for (const observe of observers) {
       try {

@@ -17,7 +17,8 @@ import { mergeDeletions, type Tombstone } from './page-deletions.ts'
  * The page's rows and its X-Changes-Token are read in one snapshot (docs/api.md#loading-incrementally).
  */
 export function ticketsHandler(pool: TenantPool, tickets: TicketQueries, cursors: CursorCodec, changes: ChangesTokenCodec) {
-  return ({ caller, params, id, request }: AdmittedContext): Response => {
+  return (context: AdmittedContext): Response => {
+    const { caller, params, id, request } = context
     const query = parseTicketQuery(params, 'page')
     // changedAfter first: a cursor is bound to it, so a wrong token would otherwise be reported as a wrong cursor.
     const since = query.changedAfter === null ? null : changes.decode(caller.organisationId, query.changedAfter)
@@ -41,7 +42,7 @@ export function ticketsHandler(pool: TenantPool, tickets: TicketQueries, cursors
       ...(deleted ? { deleted: deleted.map((tombstone) => tombstone.id) } : {}),
     }
     // X-Changes-Token on a file with change tracking.
-    return jsonResponse(page, token === null ? {} : { [CHANGES_TOKEN_HEADER]: token })
+    return jsonResponse(page, token === null ? {} : { [CHANGES_TOKEN_HEADER]: token }, context)
   }
 }
 
