@@ -94,7 +94,8 @@ function benchFor(scenario: Scenario, prepared: { server?: ServerHandle; baselin
 let server: ServerHandle | undefined
 try {
   for (const scenario of selected) {
-    if (scenario.needs.includes('server')) server ??= await startService({}, 'bench-server')
+    // Everything on, as a deployment runs it: the access log at info (startServer), and metrics.
+    if (scenario.needs.includes('server')) server ??= await startService({ METRICS_PORT: '0' }, 'bench-server')
     const baseline = scenario.needs.includes('baseline') ? await startBaseline(bigTenantFile(data['big-tenant']!)) : undefined
     try {
       await scenario.run(benchFor(scenario, { server, baseline }))

@@ -23,13 +23,20 @@ const CHANGES_TOKEN: SignedValueKind = {
  */
 export class ChangesTokenCodec {
   private readonly codec: SignedValueCodec
+  private readonly lastEncoded = new Map<string, ChangesPosition & { token: string }>()
 
   constructor(signingKey: string) {
     this.codec = new SignedValueCodec(signingKey)
   }
 
   encode(organisationId: string, position: ChangesPosition): string {
-    return this.codec.encode(CHANGES_TOKEN, [organisationId, position.historyId, position.version])
+    // Every page of a file that has not changed carries the same token: signed once per change
+    // of the file, not once per request. One entry per organisation served.
+    const last = this.lastEncoded.get(organisationId)
+    if (last && last.historyId === position.historyId && last.version === position.version) return last.token
+    const token = this.codec.encode(CHANGES_TOKEN, [organisationId, position.historyId, position.version])
+    this.lastEncoded.set(organisationId, { historyId: position.historyId, version: position.version, token })
+    return token
   }
 
   /** The position a token carries; throws 400 `param: changedAfter` unless it is one of this organisation's. */
