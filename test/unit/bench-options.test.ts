@@ -72,8 +72,8 @@ describe('selectScenarios', () => {
 test('the registry: one scenario per name, the diagnostic only when named, --only limiter needs no pages', () => {
   const names = REGISTRY.map((scenario) => scenario.name)
   expect(new Set(names).size).toBe(names.length)
-  expect(names).toEqual(['csv', 'formatter', 'memory', 'slow-reader', 'pages', 'fairness', 'yield', 'tenants', 'limiter', 'redis', 'sync', 'changes', 'row-check', 'metrics', 'charts', 'process'])
-  expect(REGISTRY.filter((scenario) => scenario.onlyWhenNamed).map((scenario) => scenario.name)).toEqual(['process'])
+  expect(names).toEqual(['csv', 'formatter', 'memory', 'slow-reader', 'pages', 'fairness', 'yield', 'tenants', 'limiter', 'redis', 'sync', 'changes', 'row-check', 'metrics', 'charts', 'process', 'layers'])
+  expect(REGISTRY.filter((scenario) => scenario.onlyWhenNamed).map((scenario) => scenario.name)).toEqual(['process', 'layers'])
   const needsOf = (only: string) => selectScenarios(REGISTRY, parseBenchOptions(['--only', only], names).only).flatMap((scenario) => scenario.needs)
   // What `--only limiter` prepares: the big tenant and the server, no baseline, no small tenants, no pages.
   expect(needsOf('limiter')).toEqual(['big-tenant', 'server'])
