@@ -52,10 +52,16 @@ async function instructionsPerRequest(name: string, command: string[], env: Reco
   control('-z')
   await send(requests)
   control('-d')
+  // The dump is written when the process next runs, not by callgrind_control: wait for its totals.
+  let totals: RegExpExecArray | null = null
+  for (let waited = 0; !totals && waited < 120_000; waited += 200) {
+    await Bun.sleep(200)
+    const dumps = readdirSync(root).filter((file) => file.startsWith(`callgrind-${name}-${rows}.`)).map((file) => readFileSync(join(root, file), 'utf8'))
+    totals = dumps.filter((text) => text.includes('Trigger: dump')).map((text) => /^summary: (\d+)$/m.exec(text)).find((match) => match !== null) ?? null
+  }
   proc.kill('SIGKILL')
   await proc.exited
-  const dump = readdirSync(root).map((file) => join(root, file)).find((file) => file.startsWith(`${out}.`) && readFileSync(file, 'utf8').includes('Trigger: dump'))
-  const totals = /^summary: (\d+)$/m.exec(readFileSync(dump!, 'utf8'))
+  if (!totals) throw new Error(`${name}: callgrind wrote no dump`)
   return Number(totals![1]) / requests
 }
 
