@@ -77,7 +77,7 @@ function redisUrl(raw: string, env: string): string {
 function flag(raw: string, env: string): boolean {
   if (raw === '1' || raw === 'true') return true
   if (raw === '0' || raw === 'false') return false
-  throw new ConfigError(`${env} must be 1 or 0, got "${raw}"`)
+  throw new ConfigError(`${env} must be 1 (or true) or 0 (or false), got "${raw}"`)
 }
 
 function sampleData(raw: string, env: string): SampleData {
