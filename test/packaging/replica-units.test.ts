@@ -25,7 +25,7 @@ describe.if(toolAvailable('systemd-analyze', 'scripts/install-packaging-tools.sh
   let dir: string
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'units-'))
-    for (const unit of UNITS) writeFileSync(join(dir, unit), readFileSync(join(DEPLOY, unit), 'utf8').replace(/^ExecStart=\S+/m, `ExecStart=${process.execPath}`))
+    for (const unit of UNITS) writeFileSync(join(dir, unit), readFileSync(join(DEPLOY, unit), 'utf8').replace(/^ExecStart(Pre)?=\S+/gm, (_, pre: string | undefined) => `ExecStart${pre ?? ''}=${process.execPath}`))
   })
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
@@ -44,6 +44,12 @@ describe.if(toolAvailable('systemd-analyze', 'scripts/install-packaging-tools.sh
     const [ship, restore] = UNITS.map((unit) => directives(readFileSync(join(DEPLOY, unit), 'utf8')))
     expect(ship!.get('ExecStart')).toEqual(['/usr/local/bin/queue-api admin replica ship --to ${REPLICA_URL} --litestream /usr/local/bin/litestream'])
     expect(restore!.get('ExecStart')).toEqual(['/usr/local/bin/queue-api admin replica restore --from ${REPLICA_URL} --every 5 --litestream /usr/local/bin/litestream'])
+    // A fresh replica's server (READ_ONLY=1) exits 2 on an empty directory: the restore unit counts as
+    // started only once a first round has filled it, and keeps the server up once it is.
+    expect(restore!.get('ExecStartPre')).toEqual(['/usr/local/bin/queue-api admin replica restore --from ${REPLICA_URL} --litestream /usr/local/bin/litestream'])
+    expect(restore!.get('Before')).toEqual(['queue-api.service'])
+    expect(restore!.get('Upholds')).toEqual(['queue-api.service'])
+    expect(restore!.get('TimeoutStartSec')).toEqual(['30min'])
     for (const unit of [ship!, restore!]) {
       expect(unit.get('User')).toEqual(['queue-api'])
       expect(unit.get('DynamicUser')).toEqual(['yes'])
