@@ -1,5 +1,6 @@
 import { ControlStore } from '../control/store.ts'
 import { litestreamConfig, replicaUrlProblem } from '../replica/litestream-config.ts'
+import { restoreRefusal } from '../replica/mark.ts'
 import { restoreRound, type RestoreRound } from '../replica/restore.ts'
 import { ship } from '../replica/ship.ts'
 import { join } from 'node:path'
@@ -37,6 +38,8 @@ export function runReplicaCommand(argv: string[], context: ReplicaContext): Comm
     case 'restore': {
       const { values } = parseOptions(args, { from: { type: 'string' }, every: { type: 'string' }, litestream: { type: 'string' }, ...json })
       const options = { dataDir: context.dataDir, from: replicaUrl(requireOption(values.from, 'from')), litestream: litestreamExecutable(values.litestream) }
+      const refusal = restoreRefusal(context.dataDir)
+      if (refusal !== undefined) throw new UsageError(refusal)
       if (values.every === undefined) {
         const round = restoreRound(options)
         return { wantsJson: !!values.json, json: round, text: [roundLine(round)], status: round.failed.length ? 1 : 0 }
@@ -95,5 +98,6 @@ function replicaUrl(url: string): string {
 
 function roundLine(round: RestoreRound): string {
   const failed = round.failed.map(({ file, reason }) => `; ${file} not restored: ${reason}`).join('')
-  return `${new Date().toISOString()} restored ${round.restored.length} file(s), ${round.unchanged} unchanged, in ${round.ms} ms${failed}`
+  const removed = round.removed.length ? `, ${round.removed.length} removed (organisation deleted)` : ''
+  return `${new Date().toISOString()} restored ${round.restored.length} file(s), ${round.unchanged} unchanged${removed}, in ${round.ms} ms${failed}`
 }

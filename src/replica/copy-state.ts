@@ -40,7 +40,8 @@ export function readCopyState(dataDir: string): CopyState | undefined {
 /** Writes the state whole (a rename over the old one): a reader never sees half of it. */
 export function writeCopyState(dataDir: string, state: CopyState): void {
   const path = join(dataDir, COPY_STATE_FILE)
-  writeFileSync(`${path}.new`, JSON.stringify(state) + '\n', { mode: 0o644 })
+  // 0600 like every file of the data directory: it names the storage URL.
+  writeFileSync(`${path}.new`, JSON.stringify(state) + '\n', { mode: 0o600 })
   renameSync(`${path}.new`, path)
 }
 

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { COPY_STATE_FILE } from './copy-state.ts'
 
@@ -15,4 +15,19 @@ export function isReplicaDataDirectory(dataDir: string): boolean {
 /** The one line that refuses a write into a replica's data directory: `what` was refused, `instead` says what to do. */
 export function replicaRefusal(dataDir: string, what: string, instead = 'run it on the writer, whose files Litestream ships'): string {
   return `${what}: ${dataDir} is a replica's data directory (\`replica restore\` fills it; it holds ${COPY_STATE_FILE}); ${instead}`
+}
+
+/** What a round leaves behind if it is stopped half-way: not a writer's. */
+const RESTORE_LEFTOVERS = new Set(['.restoring'])
+
+/**
+ * Why `replica restore` must not fill `dataDir`, or undefined: only an empty directory (a fresh
+ * replica's) or a replica's own is filled. Anything else holds a writer's files, which the
+ * first round would replace and the mark would then make read-only for good.
+ */
+export function restoreRefusal(dataDir: string): string | undefined {
+  if (!existsSync(dataDir) || isReplicaDataDirectory(dataDir)) return undefined
+  const entries = readdirSync(dataDir).filter((name) => !RESTORE_LEFTOVERS.has(name))
+  if (entries.length === 0) return undefined
+  return `replica restore refused: ${dataDir} is not a replica's data directory (it holds ${entries.slice(0, 3).join(', ')}${entries.length > 3 ? ', …' : ''}, and no ${COPY_STATE_FILE}); restore into an empty directory`
 }

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { replicaUrlOf, replicatedFiles } from './litestream-config.ts'
 import { organisationIdsIn } from './organisations.ts'
+import { isValidOrganisationId, tenantDirectory } from '../tenant/paths.ts'
 import { switchToRollbackMode } from './rollback-mode.ts'
 import { readCopyState, writeCopyState, type CopyState } from './copy-state.ts'
 import { storagePosition } from './storage-position.ts'
@@ -24,6 +25,8 @@ export interface RestoreRound {
   unchanged: number
   /** Files left as they were, and why (an organisation not replicated yet, say). */
   failed: { file: string; reason: string }[]
+  /** Tenant files removed: their organisation is no longer in the restored control.sqlite (deleted on the writer). */
+  removed: string[]
   ms: number
 }
 
@@ -40,7 +43,8 @@ const STAGING = '.restoring'
  * the data directory's size. Any other is restored with `litestream restore`, switched to
  * rollback mode (READ_ONLY=1 reads it without writing beside it) and renamed over the served
  * one. Tenant files go in first, control.sqlite last, so that a new organisation's tokens are
- * accepted only once its file is there. The round ends by recording the copy's state
+ * accepted only once its file is there; a deleted organisation's file goes after it, once its
+ * tokens are unknown. The round ends by recording the copy's state
  * (replica/copy-state.ts): confirmed current as of the round's start, and what failed.
  */
 export function restoreRound(options: RestoreOptions): RestoreRound {
@@ -52,12 +56,13 @@ export function restoreRound(options: RestoreOptions): RestoreRound {
   rmSync(staging, { recursive: true, force: true })
   mkdirSync(join(staging, 'orgs'), { recursive: true, mode: 0o700 })
   try {
-    const round: RestoreRound = { restored: [], unchanged: 0, failed: [], ms: 0 }
+    const round: RestoreRound = { restored: [], unchanged: 0, failed: [], removed: [], ms: 0 }
     const controlFile = 'control.sqlite'
     const control = fetchFile(options, previous, staging, controlFile, positions)
     if (control.failed !== undefined) throw new RestoreFailedError(`control.sqlite: ${control.failed}`)
     const controlPath = control.staged ? join(staging, controlFile) : join(options.dataDir, controlFile)
-    const [, ...tenantFiles] = replicatedFiles(organisationIdsIn(controlPath))
+    const organisationIds = organisationIdsIn(controlPath)
+    const [, ...tenantFiles] = replicatedFiles(organisationIds)
     for (const file of tenantFiles) {
       const fetched = fetchFile(options, previous, staging, file, positions)
       if (fetched.failed !== undefined) round.failed.push({ file, reason: fetched.failed })
@@ -66,6 +71,7 @@ export function restoreRound(options: RestoreOptions): RestoreRound {
     }
     if (control.staged) putInPlace(options.dataDir, staging, controlFile, round)
     else round.unchanged++
+    removeDeleted(options.dataDir, new Set(organisationIds), round)
     writeCopyState(options.dataDir, { version: 1, from: options.from, confirmedAt: new Date(startedAt).toISOString(), unrestored: round.failed, positions })
     round.ms = Math.round(performance.now() - started)
     return round
@@ -122,4 +128,17 @@ function putInPlace(dataDir: string, staging: string, file: string, round: Resto
   mkdirSync(dirname(join(dataDir, file)), { recursive: true, mode: 0o700 })
   renameSync(join(staging, file), join(dataDir, file))
   round.restored.push(file)
+}
+
+/** Removes orgs/<id>.sqlite for every id the served control.sqlite no longer names (`org delete` on the writer). */
+function removeDeleted(dataDir: string, organisationIds: Set<string>, round: RestoreRound): void {
+  const directory = tenantDirectory(dataDir)
+  if (!existsSync(directory)) return
+  for (const name of readdirSync(directory).sort()) {
+    const id = name.endsWith('.sqlite') ? name.slice(0, -'.sqlite'.length) : ''
+    if (!isValidOrganisationId(id) || organisationIds.has(id)) continue
+    // A server that has it open keeps reading it until it closes it; its tokens are already unknown.
+    rmSync(join(directory, name), { force: true })
+    round.removed.push(`orgs/${name}`)
+  }
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { adminRunner, type AdminRun } from '../support/admin-cli.ts'
 import { openTenant, tempDataDir } from '../support/harness.ts'
@@ -151,6 +151,17 @@ describe('admin replica restore', () => {
     expect(after.unrestored).toEqual([])
   })
 
+  test("into a writer's directory (data, no .replica.json): refused, exit 2, one line, nothing changed", () => {
+    const state = directoryState(writerDir)
+    expectUsageError(writer('replica', 'restore', '--from', replicaUrl, '--litestream', LITESTREAM), "is not a replica's data directory")
+    expectUsageError(writer('replica', 'restore', '--from', replicaUrl, '--every', '5', '--litestream', LITESTREAM), "is not a replica's data directory")
+    expect(directoryState(writerDir)).toEqual(state)
+  })
+
+  test('the copy state is private to the service user (0600)', () => {
+    expect(statSync(join(replicaDir, '.replica.json')).mode & 0o777).toBe(0o600)
+  })
+
   test("a replica's directory refuses every admin command that writes, and the writer's own: exit 2, one line naming the writer; it reads", () => {
     const state = directoryState(replicaDir)
     const writes = [
@@ -201,6 +212,22 @@ describe('admin replica restore', () => {
     } finally {
       await server.stop()
     }
+  })
+
+  test("an organisation deleted on the writer: the next round removes its file from the replica", async () => {
+    const gone = orgIds[1]!
+    expect(existsSync(tenantFilePath(replicaDir, gone))).toBe(true)
+    expect(writer('org', 'delete', gone, '--yes').status).toBe(0)
+    const deadline = Date.now() + 15_000
+    let run: AdminRun
+    do {
+      await Bun.sleep(200)
+      run = onReplica('replica', 'restore', '--from', replicaUrl, '--litestream', LITESTREAM, '--json')
+    } while (existsSync(tenantFilePath(replicaDir, gone)) && Date.now() < deadline)
+    expect(existsSync(tenantFilePath(replicaDir, gone))).toBe(false)
+    expect(run.json().removed).toEqual([`orgs/${gone}.sqlite`])
+    expect(Object.keys(readCopyState(replicaDir)!.positions)).not.toContain(`orgs/${gone}.sqlite`)
+    expect(existsSync(tenantFilePath(replicaDir, orgIds[0]!))).toBe(true)
   })
 
   test('a server without READ_ONLY=1 refuses a replica\'s directory: exit 2, one line, nothing written', async () => {
