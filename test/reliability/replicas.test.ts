@@ -1,3 +1,4 @@
+import { everyResponseHeaders } from '../../src/http/response-headers.ts'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
 import type { Database } from 'bun:sqlite'
@@ -315,6 +316,8 @@ describe.skipIf(!available)('deploy/haproxy/haproxy.cfg', () => {
       expect(Object.keys(body)).toEqual(['error', 'message', 'requestId'])
       expect(body.error).toBe('data_unavailable')
       expect(body.requestId).toBe(response.headers.get('x-request-id')!)
+      // The headers every API answer has (nosniff, CORS): a browser reads this 503 like the API's own.
+      for (const [name, value] of Object.entries(everyResponseHeaders(body.requestId!, true))) expect({ name, value: response.headers.get(name) }).toEqual({ name, value })
     } finally {
       await idle.stop()
     }
