@@ -38,8 +38,8 @@ export class WaitBudget {
 /**
  * Sends one GET and returns the 2xx response. 429 rate_limited waits `Retry-After` (within the
  * call's budget); 429 demo_quota_exceeded is thrown at once (it lasts until midnight UTC); a
- * 5xx answer or a failed connection is retried with jittered exponential backoff, at most
- * `maxAttempts` tries; every other error answer is thrown as its typed error. No byte for
+ * 5xx answer or a failed connection is retried with jittered exponential backoff (a 5xx's
+ * Retry-After, up to 30 s, when longer), at most `maxAttempts` tries; every other error answer is thrown as its typed error. No byte for
  * `timeoutMs` throws TimeoutError; the caller's `signal` ends it, waits included.
  */
 export async function sendWithRetries(url: string, init: RequestInit, policy: RetryPolicy, budget: WaitBudget): Promise<Response> {
@@ -72,9 +72,15 @@ export async function sendWithRetries(url: string, init: RequestInit, policy: Re
       continue
     }
     if (response.status < 500 || ++failures >= policy.maxAttempts) throw error
-    await wait(policy, { reason: 'server_error', attempt: failures, waitSeconds: backoff(policy, failures), path, status: response.status }, init.signal ?? undefined)
+    // A 503's Retry-After (copy_behind 1 s, a balancer with no replica ready 5 s) is when the
+    // server expects to answer: waited, bounded, unless the backoff is already longer.
+    const said = Math.min(Number(response.headers.get('retry-after')) || 0, MAX_SERVER_RETRY_AFTER_SECONDS)
+    await wait(policy, { reason: 'server_error', attempt: failures, waitSeconds: Math.max(said, backoff(policy, failures)), path, status: response.status }, init.signal ?? undefined)
   }
 }
+
+/** The longest a 5xx's Retry-After is waited: a wrong header must not hold a call for an hour. */
+const MAX_SERVER_RETRY_AFTER_SECONDS = 30
 
 /** 0.5 s doubling per attempt, capped at 8 s, each drawn between half and all of it (jitter). */
 function backoff(policy: RetryPolicy, attempt: number): number {

@@ -1,10 +1,11 @@
-import { everyResponseHeaders } from '../../src/http/response-headers.ts'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
 import type { Database } from 'bun:sqlite'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ControlStore } from '../../src/control/store.ts'
+import { everyResponseHeaders } from '../../src/http/response-headers.ts'
+import { Client, DataUnavailableError } from '../../src/client/index.ts'
 import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
 import { litestreamConfig } from '../../src/replica/litestream-config.ts'
 import { restoreRound } from '../../src/replica/restore.ts'
@@ -318,6 +319,18 @@ describe.skipIf(!available)('deploy/haproxy/haproxy.cfg', () => {
       expect(body.requestId).toBe(response.headers.get('x-request-id')!)
       // The headers every API answer has (nosniff, CORS): a browser reads this 503 like the API's own.
       for (const [name, value] of Object.entries(everyResponseHeaders(body.requestId!, true))) expect({ name, value: response.headers.get(name) }).toEqual({ name, value })
+    } finally {
+      await idle.stop()
+    }
+  })
+
+  test("the client waits the Retry-After of HAProxy's 503 (5 s), not its shorter backoff, then gives up", async () => {
+    const idle = await startHaproxy(root.dir, [await freePort()], { waitReady: false })
+    try {
+      const sleeps: number[] = []
+      const client = new Client({ baseUrl: idle.base, token: 'qa_unused', maxAttempts: 3, sleep: async (ms) => void sleeps.push(ms) })
+      expect(await client.queues().catch((e) => e)).toBeInstanceOf(DataUnavailableError)
+      expect(sleeps).toEqual([5000, 5000])
     } finally {
       await idle.stop()
     }
