@@ -46,8 +46,18 @@ function everything(base: string): Record<string, string> {
   }
 }
 
-/** Requests the server logged, by token id (whole lines only: the last may still be arriving). */
-function requestsByToken(): Map<string, number> {
+/**
+ * Requests the server logged, by token id. The access log is written in batches, so a request
+ * with a request id of its own goes last, and the count waits until its line is out: every line
+ * before it is out too.
+ */
+async function requestsByToken(): Promise<Map<string, number>> {
+  const barrier = `barrier-${crypto.randomUUID()}`
+  await fetch(`${deployment.server.base}/v1/queues`, { headers: { 'x-request-id': barrier } })
+  for (let tries = 0; !deployment.server.output().includes(barrier); tries++) {
+    if (tries > 200) throw new Error('the access log never wrote the barrier request')
+    await Bun.sleep(10)
+  }
   const counts = new Map<string, number>()
   for (const line of deployment.server.output().split('\n').slice(0, -1)) {
     if (!line.includes('"event":"request"')) continue
@@ -76,14 +86,14 @@ afterAll(async () => {
 describe("the contract suite against the project's own server", () => {
   test('passes with every optional token; only the window-spending check is skipped, named; no token made more requests than announced', async () => {
     const env = everything(deployment.server.base)
-    const before = requestsByToken()
+    const before = await requestsByToken()
     const result = await runContractSuite(env, reports, 'clean')
     expect(result.failed).toEqual([])
     expect(result.status).toBe(0)
     expect(result.skipped).toEqual([reportedName('once the window is spent')])
     expect(result.skipped[0]).toContain('[needs API_CONTRACT_EXHAUST=1]')
     expect(result.cases).toHaveLength(CHECKS.length)
-    const after = requestsByToken()
+    const after = await requestsByToken()
     const spent = (id: string) => (after.get(id) ?? 0) - (before.get(id) ?? 0)
     const mainId = deployment.mainTokens.find((t) => t.token === env.API_TOKEN)!.id
     for (const [id, variable] of [[mainId, 'API_TOKEN'], [deployment.demo.id, 'API_DEMO_TOKEN'], [deployment.disabled.id, 'API_DISABLED_TOKEN']] as const) {
@@ -92,7 +102,7 @@ describe("the contract suite against the project's own server", () => {
   })
 
   test("without the optional variables each check that needs one is skipped under a name that says which; a demo token is not spent without API_CONTRACT_DEMO_OK=1", async () => {
-    const before = requestsByToken().get(deployment.demo.id) ?? 0
+    const before = (await requestsByToken()).get(deployment.demo.id) ?? 0
     const result = await runContractSuite(
       { API_BASE_URL: deployment.server.base, API_TOKEN: deployment.mainTokens[run++]!.token, API_DEMO_TOKEN: deployment.demo.token },
       reports,
@@ -104,7 +114,7 @@ describe("the contract suite against the project's own server", () => {
     expect(result.skipped).toHaveLength(needing.length)
     for (const name of result.skipped) expect(name).toMatch(/\[needs (API_\w+(=1)?(, )?)+\]$/)
     expect(result.stdout).toMatch(/would spend \d+ of the demo organisation's 50 requests today; set API_CONTRACT_DEMO_OK=1/)
-    expect(requestsByToken().get(deployment.demo.id) ?? 0).toBe(before)
+    expect((await requestsByToken()).get(deployment.demo.id) ?? 0).toBe(before)
   })
 
   test('a missing API_BASE_URL or API_TOKEN: one line on stderr, exit 2', async () => {

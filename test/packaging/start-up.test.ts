@@ -78,6 +78,7 @@ const BAD_VALUE: Record<string, string> = {
   METRICS_HOST: '',
   READ_ONLY: 'yes',
   SAMPLE_DATA: 'sometimes',
+  REPLICA_MAX_AGE_S: '0',
 }
 
 describe('every setting refused: one line naming it, exit 2', () => {
