@@ -1,4 +1,7 @@
 import { describe, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { crc32 } from '../../src/web/xlsx/zip.ts'
 import { excelSerial, rowsOf, workbookStream } from '../../src/web/xlsx/workbook.ts'
 
@@ -34,4 +37,20 @@ describe('the .xlsx writer', () => {
     expect(xml).toContain('<c t="inlineStr"><is><t xml:space="preserve">=Down&lt;town&gt;</t></is></c><c><v>7</v></c><c s="1"><v>46083.5</v></c>')
     expect(xml).not.toContain('<f>')
   })
+
+  // A literal "_x" + hex + "_" in a string is an escape to Excel and LibreOffice (ST_Xstring):
+  // written as is, "q_x4_39" read back as "q\u000439". The writer escapes its "_" as "_x005F_".
+  test.skipIf(!existsSync('/usr/bin/soffice'))('text like an _xHHHH_ escape reads back as written in LibreOffice', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'xlsx-escape-'))
+    try {
+      const texts = ['q_x4_39', 'a_x0041_b', '_x005F_', 'plain_x_y']
+      const bytes = new Uint8Array(await new Response(workbookStream('T', ['name'], ['text'], rowsOf(texts.map((t) => [t])))).arrayBuffer())
+      writeFileSync(join(dir, 'escape.xlsx'), bytes)
+      const run = Bun.spawnSync(['/usr/bin/soffice', `-env:UserInstallation=file://${dir}/profile`, '--headless', '--convert-to', 'csv', '--outdir', join(dir, 'out'), join(dir, 'escape.xlsx')], { stdout: 'pipe', stderr: 'pipe' })
+      expect(run.exitCode).toBe(0)
+      expect(readFileSync(join(dir, 'out', 'escape.csv'), 'utf8').trim().split('\n')).toEqual(['name', ...texts])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 })

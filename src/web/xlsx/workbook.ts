@@ -51,6 +51,14 @@ export function excelSerial(value: string): number | null {
   return Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)) / 86_400_000 + 25_569
 }
 
+/**
+ * Cell text: Excel and LibreOffice read "_x" + hex digits + "_" in a string as an escaped character
+ * (OOXML ST_Xstring; LibreOffice takes any number of digits), so a literal one has its "_" escaped as "_x005F_".
+ */
+function text(value: string): string {
+  return escape(value).replace(/_(?=x[0-9A-Fa-f]+_)/g, '_x005F_')
+}
+
 function cell(value: string, type: CellType): string {
   if (value === '') return '<c/>'
   if (type === 'number' && NUMBER.test(value)) return `<c><v>${value}</v></c>`
@@ -58,7 +66,7 @@ function cell(value: string, type: CellType): string {
     const serial = excelSerial(value)
     if (serial !== null) return `<c s="${type === 'datetime' ? 1 : 2}"><v>${serial}</v></c>`
   }
-  return `<c t="inlineStr"><is><t xml:space="preserve">${escape(value)}</t></is></c>`
+  return `<c t="inlineStr"><is><t xml:space="preserve">${text(value)}</t></is></c>`
 }
 
 /** The sheet's XML for a header and rows, made about `chunkChars` at a time as it is read. */
@@ -71,7 +79,7 @@ function sheetStream(header: readonly string[], types: readonly CellType[], rows
       let xml = ''
       if (!started) {
         started = true
-        xml = `${XML}<worksheet xmlns="${MAIN}"><sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><sheetData><row>${header.map((name) => `<c t="inlineStr" s="3"><is><t>${escape(name)}</t></is></c>`).join('')}</row>`
+        xml = `${XML}<worksheet xmlns="${MAIN}"><sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><sheetData><row>${header.map((name) => `<c t="inlineStr" s="3"><is><t>${text(name)}</t></is></c>`).join('')}</row>`
       }
       while (xml.length < chunkChars) {
         const next = await rows.next()
