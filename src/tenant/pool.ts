@@ -40,6 +40,8 @@ class TenantHandle {
   /** What the file said of itself when last read, and `PRAGMA data_version` then. */
   private schema: TenantSchema = { version: -1, rowsGuaranteed: false }
   private checkedDataVersion = -1
+  /** Whether this lease's check already ran (a handle just opened); see TenantPool.openSnapshot. */
+  schemaChecked = false
 
   /**
    * Re-reads the schema version and whether the file vouches for its rows, when another
@@ -124,7 +126,20 @@ export class TenantPool {
    */
   openSnapshot(organisationId: string, options: { requestId?: string; own?: boolean } = {}): TenantSnapshot {
     const { requestId, own = false } = options
-    return new TenantSnapshot(own ? this.acquireOwn(organisationId, requestId) : this.acquire(organisationId, requestId))
+    if (own) return new TenantSnapshot(this.acquireOwn(organisationId, requestId))
+    // A cached handle's schema is rechecked inside the snapshot's transaction, not before it:
+    // its data_version read then shares the transaction's locks (one lock round instead of two)
+    // and the schema checked is that of the state the rows come from.
+    const handle = this.openHandle(organisationId, requestId, false)
+    const snapshot = new TenantSnapshot(this.lease(handle, requestId))
+    if (handle.schemaChecked) return snapshot
+    try {
+      this.ensureServable(handle, () => this.cache.get(organisationId) === handle && this.cache.delete(organisationId), requestId)
+    } catch (error) {
+      snapshot.close()
+      throw error
+    }
+    return snapshot
   }
 
   /**
@@ -201,13 +216,15 @@ export class TenantPool {
     this.cache.clear()
   }
 
-  private openHandle(organisationId: string, requestId: string | undefined): TenantHandle {
+  /** `check`: false leaves a cached handle's schema check to the caller (see openSnapshot). */
+  private openHandle(organisationId: string, requestId: string | undefined, check = true): TenantHandle {
     if (!isValidOrganisationId(organisationId)) throw new TenantUnavailableError(organisationId, 'unreadable', 'invalid organisation id')
     const path = tenantFilePath(this.options.dataDir, organisationId)
     const identity = fileIdentity(path)
     const cached = this.cache.get(organisationId)
     if (cached && cached.fileIdentity === identity) {
-      this.ensureServable(cached, () => this.cache.delete(organisationId), requestId)
+      cached.schemaChecked = false
+      if (check) this.ensureServable(cached, () => this.cache.delete(organisationId), requestId)
       return cached
     }
     if (cached) this.cache.delete(organisationId) // the file was replaced or removed
@@ -229,6 +246,7 @@ export class TenantPool {
       throw this.unavailable(organisationId, openFailure(error), requestId)
     }
     this.ensureServable(handle, () => handle.close(), requestId)
+    handle.schemaChecked = true
     this.cache.set(organisationId, handle)
     if (this.loggedFailures.delete(organisationId)) this.options.logger.info('tenant_recovered', { organisationId })
     return handle

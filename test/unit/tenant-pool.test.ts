@@ -115,6 +115,23 @@ describe('TenantPool', () => {
     expect(ctx.logger.lines.some((line) => line.includes('tenant_recovered'))).toBe(true)
   })
 
+  test('a snapshot of a cached handle whose file was migrated in place to an unknown version is refused inside its transaction', () => {
+    const ctx = setup(1, 4)
+    cleanup = ctx.cleanup
+    const [id] = ctx.ids as [string]
+    ctx.pool.openSnapshot(id).close()
+    const db = openTenant(ctx.temp.dir, id)
+    db.exec('PRAGMA user_version = 99')
+    db.close()
+    expect(() => ctx.pool.openSnapshot(id)).toThrow(TenantUnavailableError)
+    expect(ctx.pool.stats()).toEqual({ open: 0, cached: 0, leased: 0 })
+    const fixed = openTenant(ctx.temp.dir, id)
+    fixed.exec('PRAGMA user_version = 2')
+    fixed.close()
+    ctx.pool.openSnapshot(id).close()
+    expect(ctx.pool.stats().leased).toBe(0)
+  })
+
   test('a file replaced while open is reopened', () => {
     const ctx = setup(2, 4)
     cleanup = ctx.cleanup
