@@ -41,6 +41,9 @@ describe.skipIf(!chromiumAvailable)('empty and small charts', () => {
         expect(empty['chart-per-day']).toBe(0)
         expect(empty['chart-arrivals']).toBe(0)
         expect(await page.locator('#chart-arrivals').textContent()).toContain('Tickets created: no tickets')
+        // No status swatches above a chart with no bar: the key says there is nothing.
+        expect(await page.locator('#chart-per-day').textContent()).toContain('Tickets by status: no tickets')
+        expect(await page.locator('#chart-per-day [class$="-swatches"]').count()).toBe(0)
         // No ramp from 0 to 0 beside it.
         expect(await page.locator('#chart-arrivals svg[class$="-ramp"]').count()).toBe(0)
         expect(await chartTextProblems(page)).toEqual([])

@@ -65,14 +65,14 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
   const marginLeft = valueMargin(highest)
   const plotWidth = width - marginLeft - 20
   const every = tickStep(rows.length, plotWidth, textWidth('00-00') + 10)
-  return Plot.plot({
+  const plot = Plot.plot({
     width,
     style: FONT,
     height: 280,
     marginLeft,
     marginTop: MARGIN_TOP,
     marginBottom: 30,
-    color: { domain: TICKET_STATUSES.map((status) => STATUS_WORDS[status]), range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]), legend: true },
+    color: { domain: TICKET_STATUSES.map((status) => STATUS_WORDS[status]), range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]), legend: highest > 0 },
     x: { type: 'band', label: null, domain: rows.map((row) => row.label), tickFormat: (label: string, i: number) => (i % every === 0 ? tickLabel(label) : ''), tickRotate: 0 },
     y: { label: '↑ Tickets', grid: true, tickFormat: grouped, ...emptyAxis(highest) },
     marks: [
@@ -84,6 +84,8 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
       Plot.ruleY([0]),
     ],
   })
+  // Six status swatches above no bar would read as a key to something drawn.
+  return highest === 0 ? element('div', {}, element('p', { className: 'legend-empty' }, 'Tickets by status: no tickets'), plot) : plot
 }
 
 /**
