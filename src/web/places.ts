@@ -165,11 +165,17 @@ function chainTools(boxes: HTMLElement[], locationCount: number, queueCount: num
       if (!box.hidden) shown++
     }
     if (wanted !== '') all.open = true
-    found.textContent = wanted === '' ? '' : shown === 0 ? `No location or queue matches “${search.value.trim()}”.` : `${shown} location${shown === 1 ? '' : 's'} match “${search.value.trim()}”.`
+    found.textContent = wanted === '' ? '' : shown === 0 ? `No location or queue matches “${search.value.trim()}”.` : `${shown === 1 ? '1 location matches' : `${shown} locations match`} “${search.value.trim()}”.`
   })
-  // Enter in the search field would submit the form (a preview): it only searches.
+  // Enter in the search field would submit the form (a preview): it only searches. Escape clears
+  // a search, as in a browser's own search fields.
   search.addEventListener('keydown', (event) => {
     if (event.key === 'Enter') event.preventDefault()
+    if (event.key === 'Escape' && search.value !== '') {
+      event.preventDefault()
+      search.value = ''
+      search.dispatchEvent(new Event('input'))
+    }
   })
   return [tools, found, all]
 }

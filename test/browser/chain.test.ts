@@ -60,7 +60,7 @@ describe.skipIf(!chromiumAvailable)('a chain at a glance', () => {
       // Search by keyboard, without accents: "kolkata" finds the Kolkata stores; Tab twice, Space ticks one's queues.
       await page.getByLabel('Find a location or queue').focus()
       await page.keyboard.type('kolkata park street 1')
-      expect(await page.locator('#places-found').textContent()).toBe('1 location match “kolkata park street 1”.')
+      expect(await page.locator('#places-found').textContent()).toBe('1 location matches “kolkata park street 1”.')
       await page.keyboard.press('Tab') // the list's summary
       await page.keyboard.press('Tab') // the one location found
       await page.keyboard.press('Space')
@@ -69,7 +69,10 @@ describe.skipIf(!chromiumAvailable)('a chain at a glance', () => {
       // A queue's name finds its locations, unfolded to that queue; "zurich" finds "Zürich".
       await page.getByLabel('Find a location or queue').fill('zurich')
       expect(await page.locator('#places-found').textContent()).toBe('4 locations match “zurich”.')
-      await page.getByLabel('Find a location or queue').fill('')
+      // Escape clears the search: the whole list again, no count.
+      await page.getByLabel('Find a location or queue').press('Escape')
+      expect(await page.getByLabel('Find a location or queue').inputValue()).toBe('')
+      expect(await page.locator('#places-found').textContent()).toBe('')
       await page.getByRole('checkbox', { name: 'Kolkata Park Street 1' }).uncheck()
       expect(await page.locator('#summary').textContent()).toContain('all queues')
       // A location's fold button shows its queues.
