@@ -118,7 +118,7 @@ export class ChartsController {
     // Today, if in the range, is not over: its bar is marked, not read as a drop.
     const now = Date.now()
     const today = query.clock.local(now).day
-    const partial = today >= query.range.firstDay && today <= query.range.lastDay ? { day: dayKey(today), until: localTimestamp(now, query.clock).slice(11, 16) } : null
+    const partial = today >= query.range.firstDay && today <= query.range.lastDay ? { day: dayKey(today), until: query.zones ? null : localTimestamp(now, query.clock).slice(11, 16) } : null
     view.drawCharts(this.els.list, numbers, numbersFileStem(query.range, query.zones ? 'each-location' : zone), this.files, partial, Boolean(query.zones))
     const days = query.zones ? "each location's own" : zone
     feedback.progress(numbers.tickets === 0 ? `No tickets match: the charts are empty. Selection: ${query.summary}.` : `Charts drawn from ${count} (days in ${days}).`)

@@ -65,6 +65,12 @@ describe.skipIf(!chromiumAvailable)('quick ranges, today, focus and announcement
         await page.getByText(/^Downloaded /).waitFor()
         expect(await focused(page)).toBe('download')
 
+        // In each location's own days, today ends at a different instant in each zone: no one clock time is named.
+        await page.getByLabel("In each location's own").check()
+        await page.getByRole('button', { name: 'Charts', exact: true }).click()
+        await page.getByText("2026-03-04 is today and is not over: its bar (drawn lighter) counts each location's tickets so far, not a whole day.").waitFor()
+        await page.getByLabel('In the zone above').check()
+
         // In another zone, "yesterday" is that zone's: at 10:30 UTC it is already 5 March on Kiritimati (UTC+14).
         await page.getByLabel('Time zone').fill('Pacific/Kiritimati')
         await page.getByLabel('Time zone').press('Enter')

@@ -54,7 +54,8 @@ function element<K extends keyof HTMLElementTagNameMap>(tag: K, properties: Part
 /** Today, when the range holds it: its day and the local time its counts reach. */
 export interface PartialDay {
   day: string
-  until: string
+  /** The chosen zone's clock time now; null in each location's own days, where there is no one. */
+  until: string | null
 }
 
 /** Bars stacked by status per day or per week: `rows` are [label, ...counts per status]; the `partial` one is drawn lighter. */
@@ -381,7 +382,9 @@ function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, h
   if (partial && (table.id === 'per-day' || table.id === 'per-week')) {
     const last = table.rows.length - 1
     const what = table.id === 'per-day' ? `${partial.day} is today` : 'The last week holds today, which'
-    parts.push(element('p', { className: 'partial' }, `${what} and is not over: its bar (drawn lighter) counts the tickets until ${partial.until}, not a whole day.`))
+    // In each location's own days, "today" ends at a different instant in each zone: no one clock time.
+    const sofar = partial.until === null ? "each location's tickets so far" : `the tickets until ${partial.until}`
+    parts.push(element('p', { className: 'partial' }, `${what} and is not over: its bar (drawn lighter) counts ${sofar}, not a whole day.`))
     table.rowNotes = new Map([[last, table.id === 'per-day' ? 'today, so far' : 'holds today, so far']])
   }
   const shown: RowsShown = { all: false }
