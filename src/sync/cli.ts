@@ -306,6 +306,22 @@ function deletedOf(count: RowCount): string {
   return count.deleted > 0 ? ` (${count.deleted} deleted)` : ''
 }
 
+/** Why a connection failed, in our words (the runtime's own text is long and asks the wrong question). */
+function networkReason(error: NetworkError): string {
+  const attempts = /after (\d+) attempts/.exec(error.message)?.[1]
+  const code = String((error.cause as { code?: unknown } | undefined)?.code ?? error.message)
+  const reason = /ECONNREFUSED/.test(code)
+    ? 'the connection was refused (nothing listens there)'
+    : /ECONNRESET|EPIPE/.test(code)
+      ? 'the connection was reset'
+      : /ETIMEDOUT|timed out/i.test(code)
+        ? 'the connection timed out'
+        : /ENOTFOUND|EAI_AGAIN|resolve/i.test(code)
+          ? 'the host name does not resolve'
+          : error.message.replace(/^no answer from \S+ /, '').split('\n')[0]!
+  return attempts ? `${reason}, ${attempts} tries` : reason
+}
+
 /** One line that says why and what to do, naming the URL given and never the token or a password. */
 function describeFailure(error: unknown, options: SyncCommandOptions): string {
   const url = options.url
@@ -317,7 +333,7 @@ function describeFailure(error: unknown, options: SyncCommandOptions): string {
   if (error instanceof TimeoutError) return `no byte from ${url} for ${options.timeoutSeconds} s (--timeout): the API stalled`
   if (error instanceof AnswerRefusedError) return `the API at ${url} answered what no answer of this API holds, so it was refused: ${error.message}; nothing of that window was kept`
   if (error instanceof DownloadBrokeError) return `the API at ${url}: a window's download broke off ${WINDOW_ATTEMPTS} times (${error.message.replace(/^the download broke off: /, '')}); the target was not at fault`
-  if (error instanceof NetworkError) return `no answer from ${url}: ${error.message.replace(/^no answer from \S+ /, '')}`
+  if (error instanceof NetworkError) return `no answer from ${url}: ${networkReason(error)}; check that the API runs at that URL and can be reached from here, then run sync again (every window committed so far is kept)`
   if (error instanceof UnexpectedResponseError) return `${url} answered something that is not this API (${error.message})`
   // A DuckDB mirror's full disk, wherever the engine met it (its shape, a checkpoint): said
   // with the folder and the space, as the target says it for a window (disk-full.ts).

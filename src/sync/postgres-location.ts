@@ -55,6 +55,10 @@ const RESERVED_WORDS = new Set(
 
 /** `--schema`: a plain lower-case name that PostgreSQL accepts unquoted and for a new schema (no pg_ prefix). */
 export function parseSchemaName(schema: string): string {
+  // The rules below are checked on the lower-case name too, so that plainName never suggests a
+  // name they refuse (INFORMATION_SCHEMA → information_schema).
+  const lower = schema.toLowerCase()
+  if (lower !== schema && (RESERVED_WORDS.has(lower) || lower === 'information_schema' || lower.startsWith('pg_'))) parseSchemaName(lower)
   plainName('--schema', schema)
   if (RESERVED_WORDS.has(schema)) throw new SyncInputError(`--schema ${schema} is a reserved word in PostgreSQL, which queries could only name quoted; choose another name`)
   if (schema === 'information_schema') throw new SyncInputError(`--schema information_schema is PostgreSQL's own catalog, which BI tools hide; choose another name`)

@@ -218,6 +218,8 @@ describe.skipIf(!available)('PostgreSQL target', () => {
         }
       }
       expect(words("'R', 'T'").filter(accepted)).toEqual([])
+      // An upper-case spelling of a refused name is refused for what it is, with no suggestion of it.
+      for (const name of ['INFORMATION_SCHEMA', 'PG_MIRROR', 'SELECT']) expect(() => parseSchemaName(name)).toThrow(new RegExp(`^--schema ${name.toLowerCase()}[ :]`))
       expect(words("'U', 'C'").filter((word) => !accepted(word))).toEqual([])
     })
 

@@ -289,8 +289,10 @@ describe('sync: wrong input and failures', () => {
   test('no server at the URL: exit 1 naming the URL given, not a path of the API', async () => {
     const run = await sync(tenant, ['--url', 'http://127.0.0.1:9', '--into', join(temp.dir, 'nothing.duckdb')])
     expect(run.status).toBe(1)
-    expect(run.stderr).toStartWith('sync: no answer from http://127.0.0.1:9')
+    expect(run.stderr).toStartWith('sync: no answer from http://127.0.0.1:9: the connection was refused (nothing listens there), 4 tries; check that the API runs at that URL')
     expect(run.stderr).not.toContain('/v1/queues')
+    // The runtime's own words ask the wrong question.
+    expect(run.stderr).not.toContain('Is the computer able to access the url')
   }, 30_000)
 
   test('a DuckDB file another process holds: exit 1 with the one-writer rule and the advice', async () => {
