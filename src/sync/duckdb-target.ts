@@ -279,7 +279,7 @@ export class DuckDbTarget implements SyncTarget {
     const absentWhere = `FROM tickets WHERE created_at >= make_timestamptz($from * 1000) AND created_at < make_timestamptz($to * 1000)
          AND NOT EXISTS (SELECT 1 FROM _window_ids w WHERE w.id = tickets.id)`
     const would = Number((await this.db.runAndReadAll(`SELECT count(*) ${absentWhere}`, { from: range.fromMs, to: range.toMs })).getRowsJS()[0]![0])
-    if (would > maxDeletes) throw new TooManyDeletesError('tickets', would, await this.ticketCount())
+    if (would > maxDeletes) throw new TooManyDeletesError('tickets', would, await this.ticketCount(), true)
     const absent = await this.db.runAndReadAll(
       `DELETE FROM tickets WHERE created_at >= make_timestamptz($from * 1000) AND created_at < make_timestamptz($to * 1000)
          AND NOT EXISTS (SELECT 1 FROM _window_ids w WHERE w.id = tickets.id)`,

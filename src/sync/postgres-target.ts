@@ -231,7 +231,7 @@ export class PostgresTarget implements SyncTarget {
         const [would] = (await tx.unsafe(`SELECT count(*) AS n ${absent}`, range)) as { n: string }[]
         if (Number(would!.n) > (load.maxDeletes ?? Infinity)) {
           const [all] = (await tx.unsafe(`SELECT count(*) AS n FROM ${this.tickets}`)) as { n: string }[]
-          throw new TooManyDeletesError('tickets', Number(would!.n), Number(all!.n))
+          throw new TooManyDeletesError('tickets', Number(would!.n), Number(all!.n), true)
         }
         const deleted = await tx.unsafe(`DELETE ${absent}`, range)
         count.deleted = deleted.count

@@ -149,7 +149,9 @@ export class TooManyDeletesError extends Error {
     readonly what: string,
     readonly wouldDelete: number,
     readonly of: number,
+    /** A reconcile compares window by window: a later window may add more, so the count is a floor. */
+    readonly atLeast = false,
   ) {
-    super(`the server's answer would delete ${wouldDelete} of the mirror's ${of} ${what}`)
+    super(`the server's answer would delete ${atLeast ? 'at least ' : ''}${wouldDelete} of the mirror's ${of} ${what}`)
   }
 }

@@ -514,7 +514,7 @@ export function syncTargetSuite(harness: TargetHarness) {
         expect(refused.status).toBe(1)
         const document = JSON.parse(refused.stdout)
         expect(document.error).toBe('too_many_deletes')
-        expect(document.message).toMatch(/^the server's answer would delete \d+ of the mirror's \d+ tickets, more than --max-delete 50% allows; nothing of it was deleted\. .*--max-delete 100%/)
+        expect(document.message).toMatch(/^the server's answer would delete at least \d+ of the mirror's \d+ tickets, more than --max-delete 50% allows; nothing of it was deleted\. .*--max-delete 100%/)
         expect(refused.stderr.trim().split('\n')).toHaveLength(1)
         expect(await mirrorTickets(into)).toEqual(before)
 
