@@ -9,7 +9,6 @@ import { openTarget, parseTarget, type TargetSpec } from './open-target.ts'
 import { parseRoleName } from './postgres-location.ts'
 import { DownloadBrokeError } from './download-watch.ts'
 import { DiskFullError, freeBytes, isDiskFull } from './disk-full.ts'
-import { DUCKDB_SPOOL_BYTES } from './duckdb-target.ts'
 import { AnswerRefusedError } from './answer-checks.ts'
 import { runSync, WINDOW_ATTEMPTS, type SyncProgress, type SyncSummary } from './sync.ts'
 import { isWellFormedToken } from '../auth/token.ts'
@@ -339,7 +338,7 @@ function describeFailure(error: unknown, options: SyncCommandOptions): string {
   // with the folder and the space, as the target says it for a window (disk-full.ts).
   if (options.target.kind === 'duckdb' && !(error instanceof DiskFullError) && isDiskFull(error)) {
     const folder = dirname(resolve(options.target.path))
-    return new DiskFullError(folder, freeBytes(folder), DUCKDB_SPOOL_BYTES).message
+    return new DiskFullError(folder, freeBytes(folder), null, 'now').message
   }
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
   if (options.target.kind === 'duckdb' && /lock/i.test(message)) {

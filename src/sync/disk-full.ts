@@ -1,18 +1,22 @@
 import { statfsSync } from 'node:fs'
 
 /**
- * A write that failed for want of space, said with the folder, the space free there now and
- * about how much the run needed, so that whoever reads it knows what to free or where to go.
+ * A write that failed for want of space, said with the folder and the space that was free before
+ * the writing began (read after the failure it is always about 0), and how much of the window's
+ * export had arrived, so that whoever reads it knows what to free or where to go. No estimate of
+ * the space needed: a window's need depends on how its rows compress, known only once written.
  */
 export class DiskFullError extends Error {
   constructor(
     readonly folder: string,
-    readonly freeBytes: number | null,
-    readonly neededBytes: number,
+    readonly freeBefore: number | null,
+    readonly downloadedBytes: number | null,
+    when = 'when the window began',
   ) {
-    const free = freeBytes === null ? 'unknown' : megabytes(freeBytes)
+    const free = freeBefore === null ? 'unknown space' : megabytes(freeBefore)
+    const arrived = downloadedBytes === null ? '' : `, full after ${megabytes(downloadedBytes)} of its export had arrived`
     super(
-      `no space left to write in ${folder} (the mirror's folder, which also holds its temporary files): ${free} free, this window needs about ${megabytes(neededBytes)} more; free space there or sync into a folder with more`,
+      `no space left to write in ${folder} (the mirror's folder, which also holds its temporary files): ${free} free ${when}${arrived}; free space there or sync into a folder with more`,
     )
   }
 }

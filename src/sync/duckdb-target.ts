@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import type { Location } from '../contract/schemas.ts'
@@ -67,8 +67,6 @@ const DUCKDB_SETTINGS = { memory_limit: DUCKDB_MEMORY_LIMIT, preserve_insertion_
  * that the two files on disk at a time stay small.
  */
 const CHUNK_BYTES = 16 * 2 ** 20
-/** The spool's most on disk at once (two chunk files): the least a run needs free beside the mirror's growth. */
-export const DUCKDB_SPOOL_BYTES = 2 * CHUNK_BYTES
 
 export class DuckDbTarget implements SyncTarget {
   /**
@@ -83,7 +81,8 @@ export class DuckDbTarget implements SyncTarget {
     private readonly instance: DuckDBInstance,
     private readonly db: DuckDBConnection,
   ) {
-    this.scratch = mkdtempSync(join(this.folder, '.sync-spool-'))
+    removeDeadSpools(this.folder)
+    this.scratch = mkdtempSync(join(this.folder, `.sync-spool-${process.pid}-`))
   }
 
   /** The folder that holds the mirror, its write-ahead log, its spill files and the spool. */
@@ -207,6 +206,7 @@ export class DuckDbTarget implements SyncTarget {
    * what the merge touched was updated.
    */
   async loadWindow(load: WindowLoad): Promise<RowCount> {
+    const freeBefore = freeBytes(this.folder)
     let downloaded = 0
     const counted = load.csv.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
@@ -224,8 +224,7 @@ export class DuckDbTarget implements SyncTarget {
       return count
     } catch (error) {
       if (!isDiskFull(error)) throw error
-      // The export's bytes twice (the spool, then the table) and two chunk files at most.
-      throw new DiskFullError(this.folder, freeBytes(this.folder), 2 * downloaded + 2 * CHUNK_BYTES)
+      throw new DiskFullError(this.folder, freeBefore, downloaded)
     }
   }
 
@@ -352,11 +351,12 @@ export class DuckDbTarget implements SyncTarget {
    * write-ahead log is left beside it.
    */
   async completeRun(): Promise<void> {
+    const freeBefore = freeBytes(this.folder)
     try {
       await this.db.run('CHECKPOINT')
     } catch (error) {
       if (!isDiskFull(error)) throw error
-      throw new DiskFullError(this.folder, freeBytes(this.folder), 2 * CHUNK_BYTES)
+      throw new DiskFullError(this.folder, freeBefore, null, 'before the last checkpoint')
     }
   }
 
@@ -371,5 +371,35 @@ export class DuckDbTarget implements SyncTarget {
     this.db.closeSync()
     this.instance.closeSync()
     this.abandon()
+  }
+}
+
+/**
+ * Removes the spool folders of runs that are gone (killed: a run that ends removes its own), so
+ * that crashes do not pile them up beside the mirror. A folder names its run's pid; one whose
+ * process is alive, another run's into a file beside this one, is left alone, and so is one that
+ * names no pid (nothing says whose it is).
+ */
+function removeDeadSpools(folder: string): void {
+  let names: string[]
+  try {
+    names = readdirSync(folder)
+  } catch {
+    return
+  }
+  for (const name of names) {
+    const pid = Number(/^\.sync-spool-(\d+)-/.exec(name)?.[1] ?? NaN)
+    if (!Number.isSafeInteger(pid) || pid === process.pid || processAlive(pid)) continue
+    rmSync(join(folder, name), { recursive: true, force: true })
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: alive, someone else's.
+    return (error as { code?: string }).code === 'EPERM'
   }
 }

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { queryDuckDb } from '../support/duckdb-query.ts'
@@ -34,6 +35,23 @@ syncTargetSuite({
 })
 
 describe('DuckDB: the file', () => {
+  test("a run removes the spool folders of killed runs beside it, never a live run's nor one that names no run", async () => {
+    const folder = join(temp.dir, 'spools')
+    mkdirSync(folder)
+    // A pid above the kernel's pid_max (4,194,304 at most) is no process.
+    const dead = join(folder, '.sync-spool-99999999-abc123')
+    const live = join(folder, `.sync-spool-${process.ppid}-def456`)
+    const unnamed = join(folder, '.sync-spool-ghi789')
+    for (const dir of [dead, live, unnamed]) mkdirSync(dir)
+    const { DuckDbTarget } = await import('../../src/sync/duckdb-target.ts')
+    const target = await DuckDbTarget.open(join(folder, 'mirror.duckdb'))
+    expect([existsSync(dead), existsSync(live), existsSync(unnamed)]).toEqual([false, true, true])
+    await target.close()
+    // Its own spool goes with it.
+    expect(readdirSync(folder).filter((name) => name.startsWith('.sync-spool-')).sort()).toEqual([live, unnamed].map((dir) => dir.slice(folder.length + 1)).sort())
+  })
+
+
   test('tickets has no key (no ART index to hold in memory); the small tables keep theirs', async () => {
     const file = join(temp.dir, 'keys.duckdb')
     const { DuckDbTarget } = await import('../../src/sync/duckdb-target.ts')
