@@ -53,6 +53,9 @@ function searchable(text: string): string {
   return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase()
 }
 
+/** Each fold button's own setter: the search opens and closes a fold as a click would, without being one. */
+const folds = new WeakMap<HTMLButtonElement, (open: boolean) => void>()
+
 /** A location's fold button: shows or hides its queues, and says how many are ticked. */
 function foldButton(queues: HTMLElement, name: string): HTMLButtonElement {
   const button = Object.assign(document.createElement('button'), { type: 'button', className: 'fold secondary' })
@@ -63,7 +66,12 @@ function foldButton(queues: HTMLElement, name: string): HTMLButtonElement {
     button.replaceChildren(`${open ? 'Hide' : 'Show'} queues`, Object.assign(document.createElement('span'), { className: 'visually-hidden', textContent: ` of ${name}` }))
     queues.hidden = !open
   }
-  button.addEventListener('click', () => set(button.getAttribute('aria-expanded') !== 'true'))
+  // A fold the analyst opened or closed is theirs: a search no longer closes it (data-by-search).
+  button.addEventListener('click', () => {
+    delete button.dataset.bySearch
+    set(button.getAttribute('aria-expanded') !== 'true')
+  })
+  folds.set(button, set)
   set(false)
   return button
 }
@@ -158,10 +166,18 @@ function chainTools(boxes: HTMLElement[], locationCount: number, queueCount: num
       const byName = wanted === '' || box.dataset.search!.includes(wanted)
       const matching = queues.filter((queue) => queue.dataset.search!.includes(wanted))
       box.hidden = !byName && matching.length === 0
-      // A location found by a queue's name shows those queues only, unfolded.
+      // A location found by a queue's name shows those queues only, unfolded; it is folded again
+      // once the search no longer finds it by a queue (unless the analyst clicked its fold since).
       for (const queue of queues) queue.hidden = !byName && !matching.includes(queue)
       const fold = box.querySelector<HTMLButtonElement>('.fold')
-      if (fold && wanted !== '' && !byName && matching.length > 0 && fold.getAttribute('aria-expanded') !== 'true') fold.click()
+      const byQueue = wanted !== '' && !byName && matching.length > 0
+      if (fold && byQueue && fold.getAttribute('aria-expanded') !== 'true') {
+        folds.get(fold)!(true)
+        fold.dataset.bySearch = ''
+      } else if (fold && !byQueue && fold.dataset.bySearch !== undefined) {
+        folds.get(fold)!(false)
+        delete fold.dataset.bySearch
+      }
       if (!box.hidden) shown++
     }
     if (wanted !== '') all.open = true

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { standardTickets } from '../support/fixtures.ts'
-import { browserSetup, chromiumAvailable, expectAnnounced, openPage, seriousViolations, useToken } from './support.ts'
+import { browserSetup, chartTextProblems, chromiumAvailable, expectAnnounced, openPage, seriousViolations, useToken } from './support.ts'
 
 /**
  * Quick ranges in the chosen zone, today marked as partial, the focus back on the control that
@@ -12,6 +12,9 @@ const SIZES = { laptop: { width: 1366, height: 768 }, phone: { width: 390, heigh
 const NOW = '2026-03-04T10:30:00.000Z'
 
 const dates = async (page: Page) => [await page.getByLabel('From', { exact: true }).inputValue(), await page.getByLabel('To (included)', { exact: true }).inputValue()]
+/** The lines of the tick labels of a chart that say "so far" (the partial day's or week's). */
+const partialTicks = (page: Page, chart: string) =>
+  page.locator(`#chart-${chart} svg text`).evaluateAll((texts) => texts.filter((text) => text.textContent!.includes('so far') && text.children.length > 0).map((text) => [...text.children].map((line) => line.textContent)))
 const focused = (page: Page) => page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent || document.activeElement?.tagName)
 
 describe.skipIf(!chromiumAvailable)('quick ranges, today, focus and announcements', () => {
@@ -53,9 +56,22 @@ describe.skipIf(!chromiumAvailable)('quick ranges, today, focus and announcement
         await expectAnnounced(page.getByText(/^Charts drawn from 7 tickets/))
         expect(await focused(page)).toBe('charts')
         // Today is marked: a sentence, and a note in the table that its CSV does not carry.
-        await page.getByText('2026-03-04 is today and is not over: its bar (drawn lighter) counts the tickets until 10:30, not a whole day.').waitFor()
+        await page.getByText('2026-03-04 is today and is not over: its bar (drawn lighter, “so far” under its date) counts the tickets until 10:30, not a whole day.').waitFor()
         const lastRow = await page.locator('#chart-per-day tbody tr').last().locator('th').textContent()
         expect(lastRow).toBe('2026-03-04 (today, so far)')
+        // And in the picture, not by its lighter colour alone: its tick says "so far" under the date.
+        expect(await partialTicks(page, 'per-day')).toEqual([['03-04', 'so far']])
+        // Over 30 days (its tick always written, the ticks near it left out), no text is cut or drawn over another.
+        await page.getByLabel('From', { exact: true }).fill('2026-02-03')
+        await page.getByRole('button', { name: 'Charts', exact: true }).click()
+        await page.getByText(/^Charts drawn from 7 tickets/).waitFor()
+        await page.getByText('2026-03-04 is today and is not over', { exact: false }).waitFor()
+        expect(await partialTicks(page, 'per-day')).toEqual([['03-04', 'so far']])
+        expect(await chartTextProblems(page)).toEqual([])
+        await page.getByLabel('Per week').check()
+        expect(await partialTicks(page, 'per-day')).toEqual([['03-02', 'so far']])
+        expect(await chartTextProblems(page)).toEqual([])
+        await page.getByLabel('Per day').check()
         const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download these numbers (CSV)' }).first().click()])
         expect((await Bun.file((await file.path())!).text()).trimEnd().split('\r\n').at(-1)).toBe('2026-03-04,1,0,0,0,0,0,1')
         expect(await seriousViolations(page)).toEqual([])
@@ -68,7 +84,7 @@ describe.skipIf(!chromiumAvailable)('quick ranges, today, focus and announcement
         // In each location's own days, today ends at a different instant in each zone: no one clock time is named.
         await page.getByLabel("In each location's own").check()
         await page.getByRole('button', { name: 'Charts', exact: true }).click()
-        await page.getByText("2026-03-04 is today and is not over: its bar (drawn lighter) counts each location's tickets so far, not a whole day.").waitFor()
+        await page.getByText("2026-03-04 is today and is not over: its bar (drawn lighter, “so far” under its date) counts each location's tickets so far, not a whole day.").waitFor()
         await page.getByLabel('In the zone above').check()
 
         // In another zone, "yesterday" is that zone's: at 10:30 UTC it is already 5 March on Kiritimati (UTC+14).

@@ -50,12 +50,17 @@ export interface ChartNumbers {
    * Service time (completedAt − calledAt of the completed tickets that were called), per queue
    * and per location (pooled): how many, median and 90th percentile in ms.
    */
-  service: { queues: ServiceRow[]; locations: ServiceRow[] }
+  service: { queues: ServiceRow[]; locations: ServiceRow[]; other: PooledRest | null }
   /** Of the called tickets, how many were called within the target wait, per queue and per location. */
   target: { minutes: number; queues: TargetRow[]; locations: TargetRow[] }
 }
 
 export type ServiceRow = QueuePlace & { completed: number; medianMs: number; p90Ms: number }
+/**
+ * The locations after the first TOP_ROWS in byLongestMedian order, their service times pooled:
+ * what the service chart draws as one row. Null when none.
+ */
+export type PooledRest = { locations: number; completed: number; medianMs: number; p90Ms: number }
 export type TargetRow = QueuePlace & { called: number; within: number }
 
 /**
@@ -212,6 +217,17 @@ export class ChartAggregator {
       for (const column of columns) all.set(column, (at += column.length) - column.length)
       return all.sort()
     }
+    const serviceLocations = [...serviceByLocation].map(([location, columns]) => {
+      const sorted = pooled(columns)
+      return { ...serviceRow({ location, queue: '' }, sorted), sorted }
+    })
+    // As the waits: the rows after the chart's first TOP_ROWS pooled into its one last row.
+    const otherLocations = [...serviceLocations].sort(byLongestMedian).slice(TOP_ROWS)
+    let otherService: PooledRest | null = null
+    if (otherLocations.length > 0) {
+      const all = pooled(otherLocations.map((row) => row.sorted))
+      otherService = { locations: otherLocations.length, completed: all.length, medianMs: quantileCont(all, 0.5), p90Ms: quantileCont(all, 0.9) }
+    }
     const targetQueues = [...this.within].map(([queueId, [called, within]]) => ({ ...this.place(queueId), called, within }))
     const targetByLocation = new Map<string, TargetRow>()
     for (const row of targetQueues) {
@@ -224,7 +240,8 @@ export class ChartAggregator {
     return {
       service: {
         queues: byName(serviceQueues.map(({ sorted, ...place }) => serviceRow({ location: place.location, queue: place.queue }, sorted))),
-        locations: byLocation([...serviceByLocation].map(([location, columns]) => serviceRow({ location, queue: '' }, pooled(columns)))),
+        locations: byLocation(serviceLocations.map(({ sorted: _, ...row }) => row)),
+        other: otherService,
       },
       target: { minutes: this.targetMinutes, queues: byName(targetQueues), locations: byLocation([...targetByLocation.values()]) },
       zone: this.clock.zone,

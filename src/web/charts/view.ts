@@ -58,6 +58,9 @@ export interface PartialDay {
   until: string | null
 }
 
+/** The second line of the partial day's tick label. */
+const PARTIAL_TICK = 'so far'
+
 /** Bars stacked by status per day or per week: `rows` are [label, ...counts per status]; the `partial` one is drawn lighter. */
 function statusBars(rows: { label: string; counts: number[] }[], width: number, tickLabel: (label: string) => string, partial: string | null = null): Element {
   // No bar where a count is 0 (an empty stack would otherwise straddle the axis).
@@ -66,15 +69,20 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
   const marginLeft = valueMargin(highest)
   const plotWidth = width - marginLeft - 20
   const every = tickStep(rows.length, plotWidth, textWidth('00-00') + 10)
+  // The partial day's (or week's) tick is always written, on two lines, "so far" under its date:
+  // the lighter bar is then not told by its colour alone. Ticks too near it to be read are left out.
+  const last = rows.findIndex((row) => row.label === partial)
+  const near = last < 0 ? 0 : Math.ceil((textWidth('00-00') / 2 + textWidth(PARTIAL_TICK) / 2 + 10) / (plotWidth / rows.length))
+  const tick = (label: string, i: number) => (i === last ? `${tickLabel(label)}\n${PARTIAL_TICK}` : i % every === 0 && (last < 0 || Math.abs(last - i) >= near) ? tickLabel(label) : '')
   const plot = Plot.plot({
     width,
     style: FONT,
-    height: 280,
+    height: last < 0 ? 280 : 294,
     marginLeft,
     marginTop: MARGIN_TOP,
-    marginBottom: 30,
+    marginBottom: last < 0 ? 30 : 44,
     color: { domain: TICKET_STATUSES.map((status) => STATUS_WORDS[status]), range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]), legend: highest > 0 },
-    x: { type: 'band', label: null, domain: rows.map((row) => row.label), tickFormat: (label: string, i: number) => (i % every === 0 ? tickLabel(label) : ''), tickRotate: 0 },
+    x: { type: 'band', label: null, domain: rows.map((row) => row.label), tickFormat: tick, tickRotate: 0 },
     y: { label: '↑ Tickets', grid: true, tickFormat: grouped, ...emptyAxis(highest) },
     marks: [
       Plot.barY(data, {
@@ -163,16 +171,54 @@ const byTotal = <T extends QueuePlace & { counts: number[] }>(a: T, b: T) => tot
 const others = (count: number, what: string) => ({ location: '', queue: `Other ${count} ${what}` })
 const summed = (rows: { counts: number[] }[]) => rows[0]!.counts.map((_, i) => total(rows.map((row) => row.counts[i]!)))
 
+/** Median (dark) inside the 90th percentile (light) per row, in minutes: waits and service times. */
+function medianChart(places: (QueuePlace & { medianMs: number; p90Ms: number })[], width: number): Element {
+  const rows = places.map((row, index) => ({ ...row, index, label: placeLabel(row), median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 }))
+  return rowsPlot(rows, width, 34, 60, { label: 'Minutes' }, [
+    Plot.barX(rows, { className: 'bars', y: 'index', x: 'p90', fill: '#56b4e9', title: (d: (typeof rows)[number]) => `${d.label}: 90th percentile ${d.p90.toFixed(1)} min` }),
+    Plot.barX(rows, { className: 'bars', y: 'index', x: 'median', fill: '#0072b2', insetTop: 8, insetBottom: 8, title: (d: (typeof rows)[number]) => `${d.label}: median ${d.median.toFixed(1)} min` }),
+    Plot.ruleX([0]),
+  ])
+}
+
+const share = (row: { called: number; within: number }) => (100 * row.within) / row.called
+
+/**
+ * The two charts of one row per location (service time, share called within the target), by the
+ * rule of every chart of many rows: sorted by value, 12 rows and the rest as one (service times
+ * pooled, shares of the rest's tickets together) until all are asked for.
+ */
+function locationRows(id: 'service' | 'target', numbers: ChartNumbers, width: number, shown: RowsShown): Element | null {
+  if (id === 'service') {
+    const other = numbers.service.other
+    if (numbers.service.locations.length === 0) return null
+    return medianChart(topRows([...numbers.service.locations].sort(byLongestMedian), shown, () => ({ ...others(other!.locations, 'locations'), ...other! })), width)
+  }
+  const { minutes, locations } = numbers.target
+  if (locations.length === 0) return null
+  const lowest = [...locations].sort((a, b) => share(a) - share(b) || a.location.localeCompare(b.location))
+  const places = topRows(lowest, shown, (rest) => ({ ...others(rest.length, 'locations'), called: total(rest.map((row) => row.called)), within: total(rest.map((row) => row.within)) }))
+  const rows = places.map((row, index) => ({ ...row, index, label: placeLabel(row), share: share(row) }))
+  return rowsPlot(rows, width, 30, 50, { label: `Share called within ${minutes} min (%)`, domain: [0, 100] }, [
+    Plot.barX(rows, { className: 'bars', y: 'index', x: 'share', fill: '#009e73', title: (d: (typeof rows)[number]) => `${d.label}: ${d.share.toFixed(1)}% of ${d.called.toLocaleString('en-US')} within ${minutes} min` }),
+    Plot.ruleX([0]),
+  ])
+}
+
+/** The charts of many rows, and what their rows are. */
+const MANY_ROWS: Partial<Record<ChartId, 'queues' | 'locations'>> = { wait: 'queues', outcome: 'queues', 'per-location': 'locations', service: 'locations', target: 'locations' }
+
 /** The sentence that says in which order a chart of many rows draws them, and how many. */
 export function orderSaid(id: ChartId, numbers: ChartNumbers, shown: RowsShown): string | null {
   const counts: Partial<Record<ChartId, number>> = { wait: numbers.waits.length, outcome: numbers.outcomes.length, 'per-location': numbers.locations.length, service: numbers.service.locations.length, target: numbers.target.locations.length }
   const count = counts[id] ?? 0
   if (count < 2) return null
   const order = { wait: 'Longest median wait first', outcome: 'Most ended tickets first', 'per-location': 'Most tickets first', service: 'Longest median service first', target: 'Lowest share first' }[id as 'wait']
-  const what = id === 'wait' || id === 'outcome' ? 'queues' : 'locations'
-  if (id === 'service' || id === 'target') return `${order}; all ${count} ${what}. The tables list them by name, per location and per queue.`
-  if (shown.all || count <= TOP_ROWS + 1) return `${order}; all ${count} ${what}. The table lists them by name.`
-  return `${order}; the first ${TOP_ROWS} of ${count} ${what}, the other ${count - TOP_ROWS} together as one bar. The table lists them all by name.`
+  const what = MANY_ROWS[id]!
+  // Service time and share within target have a table per location and one per queue.
+  const tables = id === 'service' || id === 'target' ? (all: string) => `The tables list them${all} by name, per location and per queue.` : (all: string) => `The table lists them${all} by name.`
+  if (shown.all || count <= TOP_ROWS + 1) return `${order}; all ${count} ${what}. ${tables('')}`
+  return `${order}; the first ${TOP_ROWS} of ${count} ${what}, the other ${count - TOP_ROWS} together as one bar. ${tables(' all')}`
 }
 
 function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: PartialDay | null, shown: RowsShown = { all: false }): Element | null {
@@ -200,31 +246,11 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: P
       if (numbers.waits.length === 0) return null
       const other = numbers.otherWaits
       const places = topRows([...numbers.waits].sort(byLongestMedian), shown, () => ({ ...others(other!.queues, 'queues'), ...other! }))
-      const rows = places.map((row) => ({ ...row, label: placeLabel(row), median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 })).map((row, index) => ({ ...row, index }))
-      return rowsPlot(rows, width, 34, 60, { label: 'Minutes' }, [
-        Plot.barX(rows, { className: 'bars', y: 'index', x: 'p90', fill: '#56b4e9', title: (d: (typeof rows)[number]) => `${d.label}: 90th percentile ${d.p90.toFixed(1)} min` }),
-        Plot.barX(rows, { className: 'bars', y: 'index', x: 'median', fill: '#0072b2', insetTop: 8, insetBottom: 8, title: (d: (typeof rows)[number]) => `${d.label}: median ${d.median.toFixed(1)} min` }),
-        Plot.ruleX([0]),
-      ])
+      return medianChart(places, width)
     }
-    case 'service': {
-      if (numbers.service.locations.length === 0) return null
-      const rows = [...numbers.service.locations].sort(byLongestMedian).map((row, index) => ({ ...row, index, label: row.location, median: row.medianMs / 60_000, p90: row.p90Ms / 60_000 }))
-      return rowsPlot(rows, width, 34, 60, { label: 'Minutes' }, [
-        Plot.barX(rows, { className: 'bars', y: 'index', x: 'p90', fill: '#56b4e9', title: (d: (typeof rows)[number]) => `${d.label}: 90th percentile ${d.p90.toFixed(1)} min` }),
-        Plot.barX(rows, { className: 'bars', y: 'index', x: 'median', fill: '#0072b2', insetTop: 8, insetBottom: 8, title: (d: (typeof rows)[number]) => `${d.label}: median ${d.median.toFixed(1)} min` }),
-        Plot.ruleX([0]),
-      ])
-    }
-    case 'target': {
-      if (numbers.target.locations.length === 0) return null
-      const share = (row: { called: number; within: number }) => (100 * row.within) / row.called
-      const rows = [...numbers.target.locations].sort((a, b) => share(a) - share(b) || a.location.localeCompare(b.location)).map((row, index) => ({ ...row, index, label: row.location, share: share(row) }))
-      return rowsPlot(rows, width, 30, 50, { label: `Share called within ${numbers.target.minutes} min (%)`, domain: [0, 100] }, [
-        Plot.barX(rows, { className: 'bars', y: 'index', x: 'share', fill: '#009e73', title: (d: (typeof rows)[number]) => `${d.label}: ${d.share.toFixed(1)}% of ${d.called.toLocaleString('en-US')} within ${numbers.target.minutes} min` }),
-        Plot.ruleX([0]),
-      ])
-    }
+    case 'service':
+    case 'target':
+      return locationRows(id, numbers, width, shown)
     case 'service-queue':
     case 'target-queue':
       return null
@@ -384,7 +410,7 @@ function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, h
     const what = table.id === 'per-day' ? `${partial.day} is today` : 'The last week holds today, which'
     // In each location's own days, "today" ends at a different instant in each zone: no one clock time.
     const sofar = partial.until === null ? "each location's tickets so far" : `the tickets until ${partial.until}`
-    parts.push(element('p', { className: 'partial' }, `${what} and is not over: its bar (drawn lighter) counts ${sofar}, not a whole day.`))
+    parts.push(element('p', { className: 'partial' }, `${what} and is not over: its bar (drawn lighter, “${PARTIAL_TICK}” under its date) counts ${sofar}, not a whole day.`))
     table.rowNotes = new Map([[last, table.id === 'per-day' ? 'today, so far' : 'holds today, so far']])
   }
   const shown: RowsShown = { all: false }
@@ -399,9 +425,9 @@ function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, h
   if (order.textContent) parts.push(order)
   parts.push(picture)
   const rowCount = table.id === 'per-location' ? numbers.locations.length : table.rows.length
-  if ((table.id === 'wait' || table.id === 'outcome' || table.id === 'per-location') && rowCount > TOP_ROWS + 1) {
+  const what = MANY_ROWS[table.id]
+  if (what && rowCount > TOP_ROWS + 1) {
     // Redraws the picture only: the button keeps the focus, and says what the next press does.
-    const what = table.id === 'per-location' ? 'locations' : 'queues'
     const toggle = element('button', { type: 'button', className: 'secondary show-all' }, `Show all ${rowCount} ${what}`)
     toggle.setAttribute('aria-describedby', headingId)
     toggle.addEventListener('click', () => {
