@@ -16,7 +16,7 @@ const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getEleme
 
 function startPage(): void {
   const feedback = createFeedback({
-    regions: { token: $('token-message'), range: $('range-message'), query: $('message') },
+    regions: { token: $('token-message'), range: $('range-message'), zone: $('zone-message'), query: $('message') },
     progress: $('progress'),
   })
   const buttons = { preview: $<HTMLButtonElement>('preview'), download: $<HTMLButtonElement>('download'), charts: $<HTMLButtonElement>('charts') }

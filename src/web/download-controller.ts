@@ -73,7 +73,7 @@ export class DownloadController {
     let name = exported.name
     if (withNames) {
       const names = placeNames(token.organisation?.locations ?? [])
-      body = body.pipeThrough(namesAndLocalTimes({ locations: names.locations, queues: new Map([...names.queues].map(([id, queue]) => [id, queue.name])) }, query.clock, query.zones?.byLocation ?? null, { first: query.range.firstDay, last: query.range.lastDay }, !workbook))
+      body = body.pipeThrough(namesAndLocalTimes({ locations: names.locations, queues: new Map([...names.queues].map(([id, queue]) => [id, queue.name])) }, query.clock, query.zones, { first: query.range.firstDay, last: query.range.lastDay }, !workbook))
       name = namesFileName(exported.name, query.zones ? 'each-location' : query.clock.zone)
     }
     let tickets = 0

@@ -6,8 +6,8 @@ import { ApiResponseError, DemoQuotaExceededError, RateLimitedError, TooManyExpo
 
 export type MessageKind = 'error' | 'info'
 
-/** The export page's alert regions: next to the token, the dates, and the action buttons. */
-export type PageRegion = 'token' | 'range' | 'query'
+/** The export page's alert regions: next to the token, the dates, the time zone, and the action buttons. */
+export type PageRegion = 'token' | 'range' | 'zone' | 'query'
 
 /** "A, B and C", or the first three and how many more. */
 export function listNames(names: string[]): string {

@@ -16,6 +16,12 @@ export interface NamesOfPlaces {
   queues: ReadonlyMap<string, string>
 }
 
+/** Location id → the zone of its local times; `own`: the locations whose zone is their own (the rest use the chosen one). */
+export interface LocationZones {
+  byLocation: ReadonlyMap<string, string>
+  own: ReadonlySet<string>
+}
+
 /** The export's timestamp columns are the ones named …At (createdAt, calledAt, …). */
 const TIMESTAMP = /At$/
 const COMMA = 0x2c
@@ -63,13 +69,15 @@ function copiesAsIs(record: CsvRecord): boolean {
 
 /** A transform from the export's CSV bytes to the file with names and local times (every cell formula-safe), starting with UTF8_BOM. */
 /**
- * `locationZones` (location id → zone): each location's own local times, a `localTimeZone` column,
- * and only the rows created in its own local days `days` (the export holds every location's days).
+ * `locationZones`: each location's own local times, the columns `localTimeZone` and
+ * `localTimeZoneFrom` (`location`, or `chosen` for one without a zone of its own, whose times are
+ * the chosen zone's), and only the rows created in its own local days `days` (the export holds
+ * every location's days).
  */
 export function namesAndLocalTimes(
   names: NamesOfPlaces,
   clock: LocalClock,
-  locationZones: ReadonlyMap<string, string> | null = null,
+  locationZones: LocationZones | null = null,
   days: { first: number; last: number } | null = null,
   /** false for the .xlsx worker: its cells are never formulas, so no apostrophe is added. */
   guard = true,
@@ -77,15 +85,17 @@ export function namesAndLocalTimes(
   const cellOf = guard ? csvCell : plainCell
   const recordOf = guard ? csvRecord : plainRecord
   const chosen = new LocalTimestamps(clock)
-  // Each location's own local times when `locationZones` is given: one writer per zone, found
-  // with the location id's bytes, and a column saying the zone.
+  // Each location's own local times when `locationZones` is given: one writer per zone and
+  // whose zone it is, found with the location id's bytes, and the two columns' cells.
   const writers = new Map<string, { local: LocalTimestamps; clock: LocalClock; cell: Uint8Array }>()
   const decoder = new TextDecoder()
   const ownTimes = locationZones && new ByteKeys((bytes) => {
-    const zone = locationZones.get(decoder.decode(bytes)) ?? clock.zone
-    let writer = writers.get(zone)
+    const id = decoder.decode(bytes)
+    const zone = locationZones.byLocation.get(id) ?? clock.zone
+    const from = locationZones.own.has(id) ? 'location' : 'chosen'
+    let writer = writers.get(`${zone} ${from}`)
     const own = new LocalClock(zone)
-    if (!writer) writers.set(zone, (writer = { local: new LocalTimestamps(own), clock: own, cell: encoder.encode(cellOf(zone)) }))
+    if (!writer) writers.set(`${zone} ${from}`, (writer = { local: new LocalTimestamps(own), clock: own, cell: encoder.encode(`${cellOf(zone)},${cellOf(from)}`) }))
     return writer
   })
   const locationCells = nameCells(names.locations, cellOf)
@@ -98,7 +108,7 @@ export function namesAndLocalTimes(
       const fields = Array.from({ length: record.length }, (_, i) => record.field(i))
       const times = fields.flatMap((name, i) => (TIMESTAMP.test(name) ? [i] : []))
       columns = { locationId: fields.indexOf('locationId'), queueId: fields.indexOf('queueId'), createdAt: fields.indexOf('createdAt'), times }
-      output.write(encoder.encode(UTF8_BOM + recordOf([...fields, 'locationName', 'queueName', ...times.map((i) => `${fields[i]}Local`), ...(ownTimes ? ['localTimeZone'] : [])])))
+      output.write(encoder.encode(UTF8_BOM + recordOf([...fields, 'locationName', 'queueName', ...times.map((i) => `${fields[i]}Local`), ...(ownTimes ? ['localTimeZone', 'localTimeZoneFrom'] : [])])))
       return
     }
     const own = ownTimes ? record.lookup(columns.locationId, ownTimes)! : null

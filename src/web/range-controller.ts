@@ -35,6 +35,8 @@ export interface RangeElements {
 export interface DayZones {
   /** Location id → the zone its days and hours are in: its own, or the chosen one. */
   byLocation: Map<string, string>
+  /** The locations with a zone of their own. */
+  own: Set<string>
   /** Of the locations asked for, how many have no zone of their own and use the chosen one. */
   fallback: number
   /** How many locations are asked for, and in how many zones. */
@@ -184,15 +186,17 @@ export class RangeController {
     const names = placeNames(this.locations)
     const asked = places.all || places.queueIds.length === 0 ? null : new Set(places.queueIds.map((id) => names.queues.get(id)?.locationId))
     const byLocation = new Map<string, string>()
+    const owning = new Set<string>()
     let fallback = 0
     for (const location of this.locations) {
       const own = location.timeZone ?? null
       byLocation.set(location.id, own ?? this.clock.zone)
+      if (own) owning.add(location.id)
       if (asked && !asked.has(location.id)) continue
       if (!own) fallback++
     }
     const used = this.locations.filter((location) => !asked || asked.has(location.id))
-    return { byLocation, fallback, locations: used.length, zones: new Set(used.map((location) => byLocation.get(location.id))).size }
+    return { byLocation, own: owning, fallback, locations: used.length, zones: new Set(used.map((location) => byLocation.get(location.id))).size }
   }
 
   /** The line under "Days and hours": which zones, and who falls back to the chosen one. */
@@ -245,6 +249,7 @@ export class RangeController {
     const zone = this.clock.zone
     this.els.zone.value = zone
     this.els.zone.removeAttribute('aria-invalid')
+    this.els.zone.setAttribute('aria-describedby', 'zone-help')
     this.els.zoneHelp.textContent = `Days are local days in ${zone} (${describeOffset(this.clock.offset(Date.now()))} now): From starts at its midnight there and To ends at the midnight after it.`
   }
 
@@ -256,7 +261,9 @@ export class RangeController {
     const typed = this.els.zone.value.trim()
     const check = checkTypedZone(typed)
     if (check.zone === null) {
+      // The refusal is said under the field and read with it.
       this.els.zone.setAttribute('aria-invalid', 'true')
+      this.els.zone.setAttribute('aria-describedby', 'zone-message zone-help')
       this.els.zone.focus()
       // An abbreviation names the zones it may mean, an offset says why it is none.
       const why =
@@ -265,7 +272,7 @@ export class RangeController {
           : check.refusal === 'offset'
             ? `“${typed}” is an offset, not a time zone: it knows no daylight saving time. Type or pick the place's zone, such as Asia/Kolkata`
             : `“${typed}” is not a time zone this browser knows. Type an IANA name such as Europe/Amsterdam or America/New_York, or pick one from the list`
-      this.feedback.show('range', `${why}; the days stay in ${this.clock.zone}.`)
+      this.feedback.show('zone', `${why}; the days stay in ${this.clock.zone}.`)
       return
     }
     const zone = check.zone

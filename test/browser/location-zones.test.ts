@@ -99,7 +99,7 @@ describe.skipIf(!chromiumAvailable)('each location in its own time', () => {
       expect(await page.locator('#charts-summary').textContent()).toContain(`days in each location's own time zone (4 locations in 3 time zones; 2 without one of their own use ${CHOSEN})`)
       expect(await seriousViolations(page)).toEqual([])
 
-      // The names file: each row's local times in its location's zone, said in localTimeZone; only the rows of its own days.
+      // The names file: each row's local times in its location's zone, said in localTimeZone (and whose, in localTimeZoneFrom); only the rows of its own days.
       await page.getByLabel('Add names and local times').check()
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()])
       expect(download.suggestedFilename()).toEndWith('_names_each-location.csv')
@@ -110,7 +110,8 @@ describe.skipIf(!chromiumAvailable)('each location in its own time', () => {
       expect(file.map((cells) => cells[at('id')]).sort()).toEqual(want.inRange.map((t) => t.id).sort())
       for (const cells of file) {
         const ticket = want.inRange.find((t) => t.id === cells[at('id')])!
-        expect([cells[at('createdAtLocal')], cells[at('localTimeZone')]]).toEqual([ticket.time, ticket.zone])
+        // A location without a zone of its own has the chosen zone's times: localTimeZoneFrom says so.
+        expect([cells[at('createdAtLocal')], cells[at('localTimeZone')], cells[at('localTimeZoneFrom')]]).toEqual([ticket.time, ticket.zone, ZONES[ticket.locationId] ? 'location' : 'chosen'])
       }
       await page.context().close()
     })

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
 import { browserSetup, chromiumAvailable, openPage, seriousViolations, setRange, useToken } from './support.ts'
 
 /**
@@ -9,6 +10,21 @@ import { browserSetup, chromiumAvailable, openPage, seriousViolations, setRange,
  */
 
 const SIZES = { laptop: { width: 1366, height: 768 }, phone: { width: 390, height: 844 } } as const
+
+/**
+ * The zone field's refusal as seen and heard: whether the field's description names the alert
+ * that shows it, whether that alert is drawn within 40 px under the field, and its text.
+ */
+function refusalBesideField(page: Page) {
+  return page.evaluate(() => {
+    const field = document.getElementById('zone')!
+    const alerts = [...document.querySelectorAll<HTMLElement>('[role="alert"]')].filter((alert) => !alert.hidden && alert.textContent !== '')
+    const alert = alerts.find((node) => node.textContent!.includes('zone') || node.textContent!.includes('abbreviation') || node.textContent!.includes('offset'))
+    if (!alert) return { describedBy: false, gap: false, text: '' }
+    const below = alert.getBoundingClientRect().top - field.getBoundingClientRect().bottom
+    return { describedBy: (field.getAttribute('aria-describedby') ?? '').split(' ').includes(alert.id), gap: below >= 0 && below <= 40, text: alert.textContent! }
+  })
+}
 
 describe.skipIf(!chromiumAvailable)('zone names on the page', () => {
   const setup = browserSetup({ server: {} })
@@ -43,6 +59,8 @@ describe.skipIf(!chromiumAvailable)('zone names on the page', () => {
         await zone.press('Enter')
         await page.getByRole('alert').filter({ hasText: '“IST” is an abbreviation, not a time zone, and more than one place uses it: type or pick the place\'s zone, such as Asia/Kolkata, Asia/Jerusalem or Europe/Dublin; the days stay in Europe/Dublin.' }).waitFor()
         expect(await zone.getAttribute('aria-invalid')).toBe('true')
+        // The refusal is under the field, not at the foot of the range, and read with the field.
+        expect(await refusalBesideField(page)).toEqual({ describedBy: true, gap: true, text: expect.stringContaining('“IST” is an abbreviation') })
         expect(await page.locator('#zone-help').textContent()).toContain('local days in Europe/Dublin')
         expect(await page.evaluate(() => sessionStorage.getItem('queue-analytics-zone'))).toBeNull()
         expect(await seriousViolations(page)).toEqual([])
@@ -55,6 +73,7 @@ describe.skipIf(!chromiumAvailable)('zone names on the page', () => {
         await zone.press('Enter')
         expect(await zone.inputValue()).toBe('Asia/Kolkata')
         expect(await zone.getAttribute('aria-invalid')).toBeNull()
+        expect(await refusalBesideField(page)).toEqual({ describedBy: false, gap: false, text: '' })
         expect(await page.locator('#zone-help').textContent()).toContain('Days are local days in Asia/Kolkata')
         expect(await page.evaluate(() => sessionStorage.getItem('queue-analytics-zone'))).toBe('Asia/Kolkata')
         expect(await seriousViolations(page)).toEqual([])
