@@ -1,18 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
-import { ControlStore } from '../../src/control/store.ts'
-import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
-import { restoreRound } from '../../src/replica/restore.ts'
 import { adminRunner } from '../support/admin-cli.ts'
-import { openTenant, tempDataDir } from '../support/harness.ts'
-import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
-import { startServerProcess, type ServerProcess } from '../support/server-process.ts'
+import { openTenant } from '../support/harness.ts'
+import { writeBulkTickets } from '../support/fixtures.ts'
+import type { ServerProcess } from '../support/server-process.ts'
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
 import { LITESTREAM } from '../support/litestream.ts'
-import { haproxyAvailable, startHaproxy, type Haproxy } from '../support/haproxy.ts'
+import { haproxyAvailable, type Haproxy } from '../support/haproxy.ts'
+import { ReplicaTopology, type Replica } from '../support/replica-topology.ts'
 import { prometheusAvailable, runPromtool } from '../metrics/support.ts'
 
 /**
@@ -33,38 +31,16 @@ const MAX_AGE_S = 3
  */
 const REVOCATION_BOUND_MS = (MAX_AGE_S + 2) * 1000 + 5_000
 
-let root: { dir: string; cleanup: () => void }
+let topology: ReplicaTopology
 let writerDir: string
-let storageUrl: string
 let redis: RedisServer
 let shipper: Subprocess<'ignore', 'pipe', 'pipe'>
 let shipped = ''
 let haproxy: Haproxy
-const replicas: { dir: string; server: ServerProcess; restorer: Subprocess }[] = []
+let replicas: Replica[]
 let tokens: { loader: string; revoked: string; revokedId: string }
 let firstOrgId: string
 const writerAdmin = adminRunner(() => writerDir, NOW)
-
-function startRestorer(dir: string): Subprocess {
-  return Bun.spawn([process.execPath, 'src/cli/admin.ts', 'replica', 'restore', '--from', storageUrl, '--every', '1', '--litestream', LITESTREAM], {
-    env: { ...process.env, DATA_DIR: dir },
-    stdout: 'ignore',
-    stderr: 'ignore',
-  })
-}
-
-async function firstRestore(dir: string): Promise<void> {
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    try {
-      if (restoreRound({ dataDir: dir, from: storageUrl, litestream: LITESTREAM }).failed.length === 0) return
-    } catch (error) {
-      if (Date.now() > deadline) throw error
-    }
-    if (Date.now() > deadline) throw new Error('the first restore did not succeed')
-    await Bun.sleep(200)
-  }
-}
 
 const get = (base: string, path: string, token?: string) => fetch(base + path, { headers: token ? { Authorization: `Bearer ${token}` } : {} })
 const statusOf = async (base: string, path: string, token?: string) => {
@@ -75,23 +51,16 @@ const statusOf = async (base: string, path: string, token?: string) => {
 
 beforeAll(async () => {
   if (!available) return
-  root = tempDataDir()
-  writerDir = join(root.dir, 'writer')
-  storageUrl = `file://${join(root.dir, 'storage')}`
-  const store = new ControlStore(writerDir)
-  const org = createOrganisationWithTenant(store, { name: 'Hands off', plan: 'paid', apiEnabled: true, now: NOW })
-  const db = openTenant(writerDir, org.id)
-  writeStructure(db)
-  writeBulkTickets(db, { count: 200, start: new Date(NOW - 5 * DAY).toISOString(), everySeconds: 600 })
-  db.close()
-  const token = () => store.createToken({ organisationId: org.id, name: 'hands-off', createdAt: new Date(NOW).toISOString() })
-  const revoked = token()
-  tokens = { loader: token().token, revoked: revoked.token, revokedId: revoked.record.id }
-  firstOrgId = org.id
-  store.close()
+  topology = new ReplicaTopology()
+  ;({ writerDir, replicas } = topology)
+  const writer = topology.seedWriter(NOW, [{ name: 'Hands off', plan: 'paid' }], { count: 200, start: new Date(NOW - 5 * DAY).toISOString(), everySeconds: 600 })
+  firstOrgId = writer.ids[0]!
+  const revoked = writer.token(firstOrgId, 'hands-off')
+  tokens = { loader: writer.token(firstOrgId, 'hands-off').token, revoked: revoked.token, revokedId: revoked.id }
+  writer.close()
 
   redis = await startRedis()
-  shipper = Bun.spawn([process.execPath, 'src/cli/admin.ts', 'replica', 'ship', '--to', storageUrl, '--every', '1', '--litestream', LITESTREAM, '--config', join(root.dir, 'litestream.yml')], {
+  shipper = Bun.spawn([process.execPath, 'src/cli/admin.ts', 'replica', 'ship', '--to', topology.storageUrl, '--every', '1', '--litestream', LITESTREAM, '--config', join(topology.root.dir, 'litestream.yml')], {
     env: { ...process.env, DATA_DIR: writerDir },
     stdin: 'ignore',
     stdout: 'pipe',
@@ -106,27 +75,19 @@ beforeAll(async () => {
     }
   })()
   for (const name of ['a', 'b']) {
-    const dir = join(root.dir, name)
-    mkdirSync(dir)
-    await firstRestore(dir)
-    const server = await startServerProcess({ DATA_DIR: dir, READ_ONLY: '1', REDIS_URL: redis.url, REPLICA_MAX_AGE_S: String(MAX_AGE_S), RATE_LIMIT_PER_MINUTE: '1000000', METRICS_PORT: '0' })
-    replicas.push({ dir, server, restorer: startRestorer(dir) })
+    await topology.addReplica(name, 1, (dir) => ({ DATA_DIR: dir, READ_ONLY: '1', REDIS_URL: redis.url, REPLICA_MAX_AGE_S: String(MAX_AGE_S), RATE_LIMIT_PER_MINUTE: '1000000', METRICS_PORT: '0' }))
   }
-  haproxy = await startHaproxy(root.dir, replicas.map((replica) => Number(new URL(replica.server.base).port)))
+  haproxy = await topology.balance()
 }, 90_000)
 
 afterAll(async () => {
-  await haproxy?.stop()
-  for (const replica of replicas) {
-    replica.restorer.kill('SIGKILL')
-    await replica.server.stop().catch(() => {})
-  }
+  await topology?.stop()
   if (shipper) {
     shipper.kill('SIGTERM')
     await shipper.exited
   }
   await redis?.stop()
-  root?.cleanup()
+  topology?.cleanup()
 })
 
 /** The replica's own metrics (METRICS_PORT=0: the URL is in its log). */
@@ -187,7 +148,7 @@ describe.skipIf(!available)('replicas left alone', () => {
     expect(await statusOf(fresh.server.base, '/v1/queues', tokens.revoked)).toBe(401)
 
     // Restores resume: ready again, the revocation with it, and back in rotation.
-    stale.restorer = startRestorer(stale.dir)
+    stale.restorer = topology.startRestorer(stale.dir, 1)
     const deadline = Date.now() + 30_000
     while ((await statusOf(stale.server.base, '/readyz')) !== 200) {
       if (Date.now() > deadline) throw new Error('the replica did not become ready again')
@@ -253,6 +214,6 @@ describe.skipIf(!available)('replicas left alone', () => {
       if (Date.now() - removedAt > 15_000) throw new Error(`the shipper did not notice the removal: ${shipped}`)
       await Bun.sleep(100)
     }
-    expect(readFileSync(join(root.dir, 'litestream.yml'), 'utf8')).not.toContain(removed.id)
+    expect(readFileSync(join(topology.root.dir, 'litestream.yml'), 'utf8')).not.toContain(removed.id)
   }, 90_000)
 })

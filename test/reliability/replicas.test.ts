@@ -1,22 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Subprocess } from 'bun'
 import type { Database } from 'bun:sqlite'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ControlStore } from '../../src/control/store.ts'
 import { everyResponseHeaders } from '../../src/http/response-headers.ts'
 import { Client, DataUnavailableError } from '../../src/client/index.ts'
-import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
 import { litestreamConfig } from '../../src/replica/litestream-config.ts'
-import { restoreRound } from '../../src/replica/restore.ts'
 import { adminRunner } from '../support/admin-cli.ts'
-import { openTenant, tempDataDir } from '../support/harness.ts'
-import { writeBulkTickets, writeStructure } from '../support/fixtures.ts'
-import { startServerProcess, type ServerProcess } from '../support/server-process.ts'
+import { openTenant } from '../support/harness.ts'
+import { writeBulkTickets } from '../support/fixtures.ts'
+import { startServerProcess } from '../support/server-process.ts'
 import { redisAvailable, startRedis, type RedisServer } from '../support/redis-server.ts'
-import { LITESTREAM, replicate, type Replication } from '../support/litestream.ts'
+import { replicate, type Replication } from '../support/litestream.ts'
 import { checkHaproxyConfig, HAPROXY_CONFIG, haproxyAvailable, startHaproxy, type Haproxy } from '../support/haproxy.ts'
 import { freePort } from '../support/free-port.ts'
+import { ReplicaTopology, type Replica } from '../support/replica-topology.ts'
 import { queryDuckDb } from '../support/duckdb-query.ts'
 
 /**
@@ -34,85 +31,51 @@ const DAILY_QUOTA = 10
 /** The lag the docs promise: Litestream's 1 s sync, the replica's round (every 1 or 3 s here) and its own time, and margin for a shared machine. */
 const DOCUMENTED_LAG_MS = 10_000
 
-let root: { dir: string; cleanup: () => void }
+let topology: ReplicaTopology
+let root: { dir: string }
 let writerDir: string
-let storageUrl: string
 let redis: RedisServer
 let replication: Replication
 let haproxy: Haproxy
-const replicas: { dir: string; server: ServerProcess; port: number; restorer: Subprocess }[] = []
+let replicas: Replica[]
 let orgId: string
 let tokens: { loader: string; demo: string; revoked: string; revokedId: string }
 const writerAdmin = adminRunner(() => writerDir, NOW)
 
 const serverEnv = (dir: string) => ({ DATA_DIR: dir, READ_ONLY: '1', REDIS_URL: redis.url, DEMO_DAILY_QUOTA: String(DAILY_QUOTA), RATE_LIMIT_PER_MINUTE: '1000000' })
 
-/** Replica a is refreshed every second, b every 3: b's copy is often behind a's, as replicas are. */
-function startRestorer(dir: string, everySeconds: number): Subprocess {
-  return Bun.spawn([process.execPath, 'src/cli/admin.ts', 'replica', 'restore', '--from', storageUrl, '--every', String(everySeconds), '--litestream', LITESTREAM], {
-    env: { ...process.env, DATA_DIR: dir },
-    stdout: 'ignore',
-    stderr: 'ignore',
-  })
-}
-
-/** Restores once, retrying until Litestream has shipped a first copy of every file. */
-async function firstRestore(dir: string): Promise<void> {
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    try {
-      if (restoreRound({ dataDir: dir, from: storageUrl, litestream: LITESTREAM }).failed.length === 0) return
-    } catch (error) {
-      if (Date.now() > deadline) throw error
-    }
-    if (Date.now() > deadline) throw new Error('the first restore did not succeed')
-    await Bun.sleep(200)
-  }
-}
-
 const get = (base: string, path: string, token: string) => fetch(base + path, { headers: { Authorization: `Bearer ${token}` } })
 
 beforeAll(async () => {
   if (!available) return
-  root = tempDataDir()
-  writerDir = join(root.dir, 'writer')
-  storageUrl = `file://${join(root.dir, 'storage')}`
-  const store = new ControlStore(writerDir)
-  const org = createOrganisationWithTenant(store, { name: 'Replicated', plan: 'paid', apiEnabled: true, now: NOW })
-  const demo = createOrganisationWithTenant(store, { name: 'Replicated demo', plan: 'demo', apiEnabled: true, now: NOW })
-  for (const id of [org.id, demo.id]) {
-    const db = openTenant(writerDir, id)
-    writeStructure(db)
-    writeBulkTickets(db, { count: 2000, start: new Date(NOW - 20 * DAY).toISOString(), everySeconds: 800 })
-    db.close()
-  }
-  const token = (organisationId: string) => store.createToken({ organisationId, name: 'topology', createdAt: new Date(NOW).toISOString() })
-  const revoked = token(org.id)
-  tokens = { loader: token(org.id).token, demo: token(demo.id).token, revoked: revoked.token, revokedId: revoked.record.id }
-  orgId = org.id
-  store.close()
+  topology = new ReplicaTopology()
+  ;({ root, writerDir, replicas } = topology)
+  const writer = topology.seedWriter(
+    NOW,
+    [
+      { name: 'Replicated', plan: 'paid' },
+      { name: 'Replicated demo', plan: 'demo' },
+    ],
+    { count: 2000, start: new Date(NOW - 20 * DAY).toISOString(), everySeconds: 800 },
+  )
+  const [paid, demo] = writer.ids as [string, string]
+  const revoked = writer.token(paid, 'topology')
+  tokens = { loader: writer.token(paid, 'topology').token, demo: writer.token(demo, 'topology').token, revoked: revoked.token, revokedId: revoked.id }
+  orgId = paid
+  writer.close()
 
   redis = await startRedis()
-  replication = replicate(litestreamConfig(writerDir, [org.id, demo.id], storageUrl), root.dir)
-  for (const [name, everySeconds] of [['a', 1], ['b', 3]] as const) {
-    const dir = join(root.dir, name)
-    mkdirSync(dir)
-    await firstRestore(dir)
-    const server = await startServerProcess(serverEnv(dir))
-    replicas.push({ dir, server, port: Number(new URL(server.base).port), restorer: startRestorer(dir, everySeconds) })
-  }
-  haproxy = await startHaproxy(root.dir, replicas.map((replica) => replica.port))
+  replication = replicate(litestreamConfig(writerDir, [paid, demo], topology.storageUrl), root.dir)
+  // Replica a is refreshed every second, b every 3: b's copy is often behind a's, as replicas are.
+  for (const [name, everySeconds] of [['a', 1], ['b', 3]] as const) await topology.addReplica(name, everySeconds, serverEnv)
+  haproxy = await topology.balance()
 }, 60_000)
 
 afterAll(async () => {
-  await haproxy?.stop()
-  for (const replica of replicas) {
-    replica.restorer.kill('SIGKILL')
-    await replica.server.stop().catch(() => {})
-  }
+  await topology?.stop()
   await replication?.stop()
   await redis?.stop()
-  root?.cleanup()
+  topology?.cleanup()
 })
 
 /** Inserts `count` tickets created just now, with ids from `prefix`. */
