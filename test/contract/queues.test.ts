@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
-import { openTenant, startServer, type TestServer } from '../support/harness.ts'
+import { openTenant, seededServer } from '../support/harness.ts'
 import { writeLocationZones } from '../support/fixtures.ts'
 import { QueuesResponseSchema } from '../../src/contract/schemas.ts'
 import { migrate } from '../../src/db/migrator.ts'
@@ -10,17 +10,10 @@ import { securitySuite } from '../support/security-suite.ts'
 securitySuite('/v1/queues')
 
 describe('GET /v1/queues', () => {
-  let server: TestServer
-  let token: string
-
-  beforeAll(async () => {
-    server = await startServer()
-    token = server.seeded().token
-  })
-  afterAll(() => server.close())
+  const seeded = seededServer()
 
   test('every location with its queues, ordered by name then id, UTF-8 intact', async () => {
-    const response = await server.get('/v1/queues', token)
+    const response = await seeded.server.get('/v1/queues', seeded.token)
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toStartWith('application/json')
     const body = await response.json()
@@ -42,10 +35,10 @@ describe('GET /v1/queues', () => {
   })
 
   test('the returned ids work as filters on /v1/tickets', async () => {
-    const { locations } = (await (await server.get('/v1/queues', token)).json()) as { locations: { id: string; queues: { id: string }[] }[] }
+    const { locations } = (await (await seeded.server.get('/v1/queues', seeded.token)).json()) as { locations: { id: string; queues: { id: string }[] }[] }
     const zurich = locations.find((l) => l.id === 'loc_b')!
-    const byQueue = await server.get(`/v1/tickets?from=2026-03-01&to=2026-03-05&queueId=${zurich.queues[0]!.id}`, token)
-    const byLocation = await server.get(`/v1/tickets?from=2026-03-01&to=2026-03-05&locationId=${zurich.id}`, token)
+    const byQueue = await seeded.server.get(`/v1/tickets?from=2026-03-01&to=2026-03-05&queueId=${zurich.queues[0]!.id}`, seeded.token)
+    const byLocation = await seeded.server.get(`/v1/tickets?from=2026-03-01&to=2026-03-05&locationId=${zurich.id}`, seeded.token)
     const queueIds = ((await byQueue.json()) as { items: { id: string }[] }).items.map((t) => t.id)
     const locationIds = ((await byLocation.json()) as { items: { id: string }[] }).items.map((t) => t.id)
     expect(queueIds).toEqual(['t-004', 't-005', 't-006'])
@@ -53,28 +46,23 @@ describe('GET /v1/queues', () => {
   })
 
   test('an organisation with no locations gets an empty list', async () => {
-    const empty = server.organisation()
-    const response = await server.get('/v1/queues', empty.token)
+    const empty = seeded.server.organisation()
+    const response = await seeded.server.get('/v1/queues', empty.token)
     expect(await response.json()).toEqual({ locations: [] })
   })
 })
 
 describe("a location's time zone (tenant schema version 5)", () => {
-  let server: TestServer
-  let token: string
-  let organisationId: string
+  const seeded = seededServer()
 
-  beforeAll(async () => {
-    server = await startServer()
-    ;({ token, org: { id: organisationId } } = server.seeded())
-    const db = openTenant(server.dataDir, organisationId)
+  beforeAll(() => {
+    const db = openTenant(seeded.server.dataDir, seeded.org.id)
     writeLocationZones(db)
     db.close()
   })
-  afterAll(() => server.close())
 
   const zones = async () => {
-    const response = await server.get('/v1/queues', token)
+    const response = await seeded.server.get('/v1/queues', seeded.token)
     return { status: response.status, body: (await response.json()) as { locations?: { id: string; timeZone: string | null }[]; error?: string } }
   }
 
@@ -86,7 +74,7 @@ describe("a location's time zone (tenant schema version 5)", () => {
   })
 
   test("the file's triggers refuse an abbreviation, an offset, a name that is not one; the row keeps its zone", () => {
-    const db = openTenant(server.dataDir, organisationId)
+    const db = openTenant(seeded.server.dataDir, seeded.org.id)
     try {
       for (const bad of ['IST', 'ist', '+05:30', 'UTC+1', 'Europe/ Zurich', '', 'Europe/Zurich\0']) {
         expect(() => db.query("UPDATE locations SET time_zone = ? WHERE id = 'loc_b'").run(bad)).toThrow('tenant contract: locations.time_zone must be an IANA time zone name')
@@ -100,23 +88,23 @@ describe("a location's time zone (tenant schema version 5)", () => {
 
   test('a zone no one knows (the triggers check the form only) is a row that breaks the contract: 503, logged, served again once corrected', async () => {
     const set = (zone: string) => {
-      const db = openTenant(server.dataDir, organisationId)
+      const db = openTenant(seeded.server.dataDir, seeded.org.id)
       db.query("UPDATE locations SET time_zone = ? WHERE id = 'loc_b'").run(zone)
       db.close()
     }
     set('Europe/Atlantis')
     const refused = await zones()
     expect(refused).toMatchObject({ status: 503, body: { error: 'data_unavailable' } })
-    const logged = server.logger.lines.map((line) => JSON.parse(line)).filter((line) => line.event === 'tenant_unavailable' && line.table === 'locations')
+    const logged = seeded.server.logger.lines.map((line) => JSON.parse(line)).filter((line) => line.event === 'tenant_unavailable' && line.table === 'locations')
     expect(logged).toHaveLength(1)
     expect(logged[0]).toMatchObject({ rowId: 'loc_b', columns: ['time_zone'] })
-    expect((await server.get('/v1/tickets?from=2026-03-01&to=2026-03-05', token)).status).toBe(200)
+    expect((await seeded.server.get('/v1/tickets?from=2026-03-01&to=2026-03-05', seeded.token)).status).toBe(200)
     set('Europe/Zurich')
     expect((await zones()).status).toBe(200)
   })
 
   test('a file taken back to version 4 has no zones: every timeZone is null; brought up again, none is known yet', async () => {
-    const db = openTenant(server.dataDir, organisationId)
+    const db = openTenant(seeded.server.dataDir, seeded.org.id)
     try {
       migrate(db, TENANT_MIGRATIONS, 4)
       const { status, body } = await zones()

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startServer, type TestServer } from '../support/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import { seededServer } from '../support/harness.ts'
 import { rawExchange } from '../support/raw-http.ts'
 
 /**
@@ -9,15 +9,9 @@ import { rawExchange } from '../support/raw-http.ts'
  * changes it is noticed: a name of valid characters outside Bun's list (`get`, `BREW`) gets the
  * connection closed with no answer (oven-sh/bun#6556); other characters a bare 400.
  */
-let server: TestServer
-let token: string
-beforeAll(async () => {
-  server = await startServer()
-  token = server.seeded().token
-})
-afterAll(() => server.close())
+const seeded = seededServer()
 
-const exchange = (method: string) => rawExchange(server.base, `${method} /v1/queues HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`)
+const exchange = (method: string) => rawExchange(seeded.server.base, `${method} /v1/queues HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${seeded.token}\r\nConnection: close\r\n\r\n`)
 
 describe('a method other than GET and HEAD', () => {
   test('one Bun knows (DELETE, PROPFIND, QUERY, TRACE): 405 with the error body and Allow', async () => {

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -55,6 +56,21 @@ export interface TestServer {
   seeded(options?: { plan?: 'demo' | 'paid'; tickets?: FixtureTicket[]; bulk?: BulkTickets }): { org: Organisation; token: string }
   token(organisationId: string, name?: string): { id: string; token: string }
   close(): Promise<void>
+}
+
+/**
+ * A server with one seeded organisation (the standard fixture) for the tests of the enclosing
+ * describe, or of the file at its top level: started in beforeAll, closed in afterAll. Its fields
+ * are set once beforeAll has run, so read them inside tests and hooks.
+ */
+export function seededServer(overrides: Partial<Config> = {}): { server: TestServer; token: string; org: Organisation } {
+  const held = {} as { server: TestServer; token: string; org: Organisation }
+  beforeAll(async () => {
+    held.server = await startServer(overrides)
+    Object.assign(held, held.server.seeded())
+  })
+  afterAll(() => held.server?.close())
+  return held
 }
 
 /** The real app on a real port (listen(0)) over real SQLite files in a temp directory. */
