@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { Client } from '../../src/client/index.ts'
-import { startServer, openTenant, tempDataDir, type TestServer } from '../support/harness.ts'
-import { writeBulkTickets } from '../support/fixtures.ts'
-import { copyDataDirForReplica } from '../support/replica-copy.ts'
+import type { TestServer } from '../support/harness.ts'
+import { startLaggingPair, type LaggingPair } from '../support/lagging-copy.ts'
 
 /**
  * Reads never go backwards for one client (docs/loading.md): behind a balancer that alternates
@@ -11,28 +10,17 @@ import { copyDataDirForReplica } from '../support/replica-copy.ts'
  * other copy) instead of rows from before what the client has read.
  */
 const RANGE = { from: '2026-01-01T00:00:00.000Z', to: '2026-01-03T00:00:00.000Z' }
+let pair: LaggingPair
 let fresh: TestServer
 let lagging: TestServer
-let copy: { dir: string; cleanup: () => void }
 let token: string
 
 beforeAll(async () => {
-  fresh = await startServer({ rateLimitPerMinute: 1_000_000 })
-  const seeded = fresh.seeded({ bulk: { count: 100, start: '2026-01-01', everySeconds: 60 } })
-  token = seeded.token
-  copy = tempDataDir()
-  copyDataDirForReplica(fresh.dataDir, copy.dir)
-  const writer = openTenant(fresh.dataDir, seeded.org.id)
-  writeBulkTickets(writer, { count: 50, idPrefix: 'later', start: '2026-01-01T00:00:30Z', everySeconds: 60 })
-  writer.close()
-  lagging = await startServer({ rateLimitPerMinute: 1_000_000, readOnly: true }, { dataDir: copy.dir })
+  pair = await startLaggingPair(100, 50)
+  ;({ fresh, lagging, token } = pair)
 })
 
-afterAll(async () => {
-  await lagging?.close()
-  await fresh?.close()
-  copy?.cleanup()
-})
+afterAll(() => pair?.close())
 
 /** A balancer in the client's fetch: fresh, lagging, fresh, … in turn. */
 function alternating(): { fetch: typeof globalThis.fetch; sentFloors: (string | null)[] } {

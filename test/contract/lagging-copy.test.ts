@@ -6,9 +6,9 @@ import { ControlStore } from '../../src/control/store.ts'
 import { CursorCodec } from '../../src/tickets/cursor.ts'
 import { parseTicketQuery } from '../../src/tickets/query.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
-import { startServer, openTenant, tempDataDir, type TestServer } from '../support/harness.ts'
-import { writeBulkTickets } from '../support/fixtures.ts'
+import { startServer, tempDataDir, type TestServer } from '../support/harness.ts'
 import { copyDataDirForReplica } from '../support/replica-copy.ts'
+import { startLaggingPair, type LaggingPair } from '../support/lagging-copy.ts'
 import { queryDuckDb } from '../support/duckdb-query.ts'
 
 /**
@@ -19,6 +19,7 @@ import { queryDuckDb } from '../support/duckdb-query.ts'
  */
 
 const RANGE = 'from=2026-01-01&to=2026-01-03'
+let pair: LaggingPair
 let fresh: TestServer
 let lagging: TestServer
 let laggingDir: { dir: string; cleanup: () => void }
@@ -26,24 +27,12 @@ let orgId: string
 let apiToken: string
 
 beforeAll(async () => {
-  fresh = await startServer({ rateLimitPerMinute: 1_000_000 })
-  const seeded = fresh.seeded({ bulk: { count: 300, start: '2026-01-01', everySeconds: 60 } })
-  orgId = seeded.org.id
-  apiToken = seeded.token
-  // The replica's copy is taken now; the writer goes on writing into the same history.
-  laggingDir = tempDataDir()
-  copyDataDirForReplica(fresh.dataDir, laggingDir.dir)
-  const writer = openTenant(fresh.dataDir, orgId)
-  writeBulkTickets(writer, { count: 300, idPrefix: 'later', start: '2026-01-01T00:00:30Z', everySeconds: 60 })
-  writer.close()
-  lagging = await startServer({ rateLimitPerMinute: 1_000_000, readOnly: true }, { dataDir: laggingDir.dir })
+  // The replica's copy is taken after 300 tickets; the writer goes on writing 300 more into the same history.
+  pair = await startLaggingPair(300, 300)
+  ;({ fresh, lagging, laggingDir, orgId, token: apiToken } = pair)
 })
 
-afterAll(async () => {
-  await lagging?.close()
-  await fresh?.close()
-  laggingDir?.cleanup()
-})
+afterAll(() => pair?.close())
 
 async function expectCopyBehind(response: Response) {
   expect(response.status).toBe(503)
