@@ -102,6 +102,21 @@ export function syncTargetSuite(harness: TargetHarness) {
   const duplicates = async (into: string[]) => Number((await harness.query(into, 'SELECT count(*) - count(DISTINCT id) AS n FROM tickets'))[0]!.n)
   const env = harness.env ?? {}
 
+  /**
+   * A tenant of the test's own (what the test changes in it is no other test's), a fresh target
+   * `label` mirroring it from `since` by a first run (exit 0), then `body`; the server closed after.
+   */
+  const withOwnMirror = async (label: string, since: number, body: (own: Tenant, into: string[]) => Promise<void>) => {
+    const into = await harness.fresh(label)
+    const own = await tenantServer({ rateLimitPerMinute: 100_000 })
+    try {
+      expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+      await body(own, into)
+    } finally {
+      await own.server.close()
+    }
+  }
+
   let tenant: Tenant
   const temp = tempDataDir()
   beforeAll(async () => {
@@ -381,11 +396,8 @@ export function syncTargetSuite(harness: TargetHarness) {
     })
 
     test('_synced_at: a changed row gets a new one, an unchanged row keeps its own', async () => {
-      const into = await harness.fresh('synced-at')
       const since = NOW - 10 * DAY
-      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
-      try {
-        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+      await withOwnMirror('synced-at', since, async (own, into) => {
         const stamps = async () =>
           Object.fromEntries((await harness.query(into, `SELECT id, ${harness.iso('_synced_at')} AS at FROM tickets`)).map((row) => [row.id, row.at]))
         const before = await stamps()
@@ -399,9 +411,7 @@ export function syncTargetSuite(harness: TargetHarness) {
         const after = await stamps()
         expect(Date.parse(String(after[changed!]))).toBeGreaterThan(Date.parse(String(before[changed!])))
         expect(after[same!]).toBe(before[same!])
-      } finally {
-        await own.server.close()
-      }
+      })
     })
   })
 
@@ -434,11 +444,8 @@ export function syncTargetSuite(harness: TargetHarness) {
 
   describe(`${name}: deletes with every run`, () => {
     test("the writer's deletes (tickets old and new, a queue with its tickets, a location with its queue and tickets) reach the mirror in a plain run", async () => {
-      const into = await harness.fresh('deletes')
       const since = NOW - 199 * DAY
-      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
-      try {
-        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+      await withOwnMirror('deletes', since, async (own, into) => {
         const db = openTenant(own.server.dataDir, own.orgId)
         // Every 50th ticket, across the 200 days (most older than the trailing 90), as the writer deletes them.
         const doomed = (db.query('SELECT id FROM tickets WHERE created_at >= ? ORDER BY created_at').all(new Date(since).toISOString()) as { id: string }[]).filter((_, i) => i % 50 === 0).map((row) => row.id)
@@ -464,9 +471,7 @@ export function syncTargetSuite(harness: TargetHarness) {
         // And nothing more next time.
         const next = await sync(own, ['--url', own.server.base, '--into', ...into, '--json'], env)
         expect(JSON.parse(next.stdout)).toMatchObject({ tickets: { inserted: 0, updated: 0, deleted: 0 } })
-      } finally {
-        await own.server.close()
-      }
+      })
     }, 60_000)
 
     test('a reconcile stopped before its first window is owed: the next plain run says so and takes it up', async () => {
@@ -499,10 +504,7 @@ export function syncTargetSuite(harness: TargetHarness) {
 
   describe(`${name}: what sync is told`, () => {
     test('a reconcile that would delete more than --max-delete of the mirror stops before deleting (exit 1), and --max-delete 100% allows it', async () => {
-      const into = await harness.fresh('max-delete')
-      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
-      try {
-        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(NOW - 30 * DAY).toISOString()], env)).status).toBe(0)
+      await withOwnMirror('max-delete', NOW - 30 * DAY, async (own, into) => {
         const before = await mirrorTickets(into)
         // The server's data loses most of its tickets without a trace in its change log (a file put
         // back from elsewhere, as an empty answer would look): only a reconcile sees it.
@@ -521,16 +523,11 @@ export function syncTargetSuite(harness: TargetHarness) {
         const allowed = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--max-delete', '100%', '--json'], env)
         expect(allowed.status).toBe(0)
         expect(await mirrorTickets(into)).toEqual(tenantTickets(own, NOW - 30 * DAY))
-      } finally {
-        await own.server.close()
-      }
+      })
     }, 60_000)
 
     test('an answer listing no locations is refused by a plain run before anything changes (exit 1)', async () => {
-      const into = await harness.fresh('empty-structure')
-      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
-      try {
-        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(NOW - 10 * DAY).toISOString()], env)).status).toBe(0)
+      await withOwnMirror('empty-structure', NOW - 10 * DAY, async (own, into) => {
         const db = openTenant(own.server.dataDir, own.orgId)
         db.exec('DELETE FROM queues; DELETE FROM locations')
         db.close()
@@ -538,9 +535,7 @@ export function syncTargetSuite(harness: TargetHarness) {
         expect(refused.status).toBe(1)
         expect(refused.stderr).toStartWith("sync: the server's answer would delete 4 of the mirror's 4 locations, more than --max-delete 50% allows")
         expect(Number((await harness.query(into, 'SELECT count(*) AS n FROM locations'))[0]!.n)).toBe(4)
-      } finally {
-        await own.server.close()
-      }
+      })
     }, 60_000)
 
     for (const [what, tamper, message] of [
@@ -576,11 +571,8 @@ export function syncTargetSuite(harness: TargetHarness) {
 
   describe(`${name}: --reconcile`, () => {
     test('makes the mirror equal to the server: a deleted ticket, a late change, a late insert, a stray row; each counted', async () => {
-      const into = await harness.fresh('reconcile')
       const since = NOW - 199 * DAY
-      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
-      try {
-        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+      await withOwnMirror('reconcile', since, async (own, into) => {
         // What an hourly sync cannot see: a delete, and changes to tickets created more than 89 days ago.
         const db = openTenant(own.server.dataDir, own.orgId)
         const old = (db.query('SELECT id FROM tickets WHERE created_at >= ? ORDER BY created_at LIMIT 2').all(new Date(since).toISOString()) as { id: string }[]).map((r) => r.id)
@@ -608,17 +600,12 @@ export function syncTargetSuite(harness: TargetHarness) {
         expect(await duplicates(into)).toBe(0)
         const again = await sync(own, ['--url', own.server.base, '--into', ...into, '--reconcile', '--json'], env)
         expect(JSON.parse(again.stdout)).toMatchObject({ reconciled: true, tickets: { inserted: 0, updated: 0, deleted: 0 } })
-      } finally {
-        await own.server.close()
-      }
+      })
     }, 60_000)
 
     test('a server whose tickets were replaced (a new change history, as admin seed --replace makes) is reconciled whole by a plain run', async () => {
-      const into = await harness.fresh('replaced')
       const since = NOW - 199 * DAY
-      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
-      try {
-        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(since).toISOString()], env)).status).toBe(0)
+      await withOwnMirror('replaced', since, async (own, into) => {
         // The file's tickets replaced, old ones included, and a new history: the stored token is refused.
         const db = openTenant(own.server.dataDir, own.orgId)
         const cut = new Date(NOW - 150 * DAY).toISOString()
@@ -638,16 +625,11 @@ export function syncTargetSuite(harness: TargetHarness) {
         // And the token it keeps is the new history's: the next run moves nothing.
         const next = await sync(own, ['--url', own.server.base, '--into', ...into, '--json'], env)
         expect(JSON.parse(next.stdout)).toMatchObject({ reconciled: false, tickets: { inserted: 0, updated: 0, deleted: 0 } })
-      } finally {
-        await own.server.close()
-      }
+      })
     }, 60_000)
 
     test('locations and queues the API no longer lists are deleted by every run, and counted', async () => {
-      const into = await harness.fresh('reconcile-structure')
-      const own = await tenantServer({ rateLimitPerMinute: 100_000 })
-      try {
-        expect((await sync(own, ['--url', own.server.base, '--into', ...into, '--since', new Date(NOW - 10 * DAY).toISOString()], env)).status).toBe(0)
+      await withOwnMirror('reconcile-structure', NOW - 10 * DAY, async (own, into) => {
         const db = openTenant(own.server.dataDir, own.orgId)
         db.query("DELETE FROM queues WHERE id = 'q_zh'").run()
         db.query("DELETE FROM locations WHERE id = 'loc_empty'").run()
@@ -664,9 +646,7 @@ export function syncTargetSuite(harness: TargetHarness) {
           locations: locations.map((l) => l.id).sort(),
           queues: locations.flatMap((l) => l.queues.map((q) => q.id)).sort(),
         })
-      } finally {
-        await own.server.close()
-      }
+      })
     }, 60_000)
 
     test('stopped half-way, it goes on from the window it stopped at; the state says where', async () => {
