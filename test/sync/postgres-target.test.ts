@@ -115,6 +115,13 @@ describe.skipIf(!available)('PostgreSQL target', () => {
     })
     afterAll(() => tenant.server.close())
     const since = () => new Date(Date.now() - 5 * DAY).toISOString()
+    /** Mirrors into `schema` through `base` (exit 0), then writes `pg-<schema>-new` on the writer: a ticket the next run has to bring. */
+    const mirrorThenWriteOne = async (schema: string, base = tenant.server.base) => {
+      expect((await sync(tenant, ['--url', base, '--into', databaseUrl, '--schema', schema, '--since', since()])).status).toBe(0)
+      const writer = openTenant(tenant.server.dataDir, tenant.orgId)
+      writeTickets(writer, [{ id: `pg-${schema}-new`, number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() }])
+      writer.close()
+    }
 
     test('indexes for time ranges and per queue or location; last_run is a JSON object', async () => {
       expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'indexed', '--since', since()])).status).toBe(0)
@@ -298,10 +305,7 @@ describe.skipIf(!available)('PostgreSQL target', () => {
       })
       const base = `http://127.0.0.1:${front.port}`
       try {
-        expect((await sync(tenant, ['--url', base, '--into', databaseUrl, '--schema', 'stalled', '--since', since()])).status).toBe(0)
-        const writer = openTenant(tenant.server.dataDir, tenant.orgId)
-        writeTickets(writer, [{ id: 'pg-stalled-new', number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() }])
-        writer.close()
+        await mirrorThenWriteOne('stalled', base)
         stall = true
         const started = Date.now()
         const run = await sync(tenant, ['--url', base, '--into', databaseUrl, '--schema', 'stalled', '--timeout', '2'])
@@ -321,10 +325,7 @@ describe.skipIf(!available)('PostgreSQL target', () => {
     }, 60_000)
 
     test('a lock held by another session past --timeout: exit 1 naming its backend, nothing of the window kept, the run lock released', async () => {
-      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'locked', '--since', since()])).status).toBe(0)
-      const writer = openTenant(tenant.server.dataDir, tenant.orgId)
-      writeTickets(writer, [{ id: 'pg-locked-new', number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() }])
-      writer.close()
+      await mirrorThenWriteOne('locked')
       const pool = new SQL(databaseUrl, { max: 1 })
       const holder = await pool.reserve()
       try {
@@ -350,10 +351,7 @@ describe.skipIf(!available)('PostgreSQL target', () => {
     }, 60_000)
 
     test('a reader holding tickets and an ALTER queued behind it: the lock message names the queued backend first, with its role, and the reader it waits for', async () => {
-      expect((await sync(tenant, ['--url', tenant.server.base, '--into', databaseUrl, '--schema', 'queued', '--since', since()])).status).toBe(0)
-      const writer = openTenant(tenant.server.dataDir, tenant.orgId)
-      writeTickets(writer, [{ id: 'pg-queued-new', number: 1, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: new Date(Date.now() - 500).toISOString() }])
-      writer.close()
+      await mirrorThenWriteOne('queued')
       const readerPool = new SQL(databaseUrl, { max: 1 })
       const alterPool = new SQL(databaseUrl, { max: 1 })
       const reader = await readerPool.reserve()
