@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { ControlStore } from '../../src/control/store.ts'
 import { createOrganisationWithTenant } from '../../src/control/provisioning.ts'
 import { tenantFilePath } from '../../src/tenant/paths.ts'
-import { openTenant, startServer, tempDataDir } from '../support/harness.ts'
+import { openTenant, startServer, tempDataDir, type TestServer } from '../support/harness.ts'
 import { writeStructure, writeTickets, standardTickets } from '../support/fixtures.ts'
 import { runServerProcessToExit, startServerProcess } from '../support/server-process.ts'
 
@@ -60,6 +60,20 @@ function foreignDatabase(path: string): string {
 }
 
 const oneLine = (text: string) => text.trim().split('\n')
+
+/**
+ * A server of the test's own, closed however `body` ends; its directory is made 0700 again first,
+ * as a test may have opened it to nobody (mkdtemp makes it 0700: a no-op for the others).
+ */
+async function withServer(body: (server: TestServer) => Promise<void>): Promise<void> {
+  const server = await startServer()
+  try {
+    await body(server)
+  } finally {
+    chmodSync(server.dataDir, 0o700)
+    await server.close()
+  }
+}
 
 describe.if(isRoot)('a data directory another user made', () => {
   test('0777, made by nobody before the first start, control.sqlite a link out of it: root\'s admin and server refuse, nothing written at the target', async () => {
@@ -213,8 +227,7 @@ describe('links and other users\' files in a data directory of ours', () => {
 
 describe('a tenant file replaced by a link while serving', () => {
   test('linked to another organisation\'s file: 503 with the error body, logged once, never the victim\'s tickets; served again once put back', async () => {
-    const server = await startServer()
-    try {
+    await withServer(async (server) => {
       const acme = server.seeded()
       const victim = server.organisation()
       const db = openTenant(server.dataDir, victim.org.id)
@@ -242,14 +255,11 @@ describe('a tenant file replaced by a link while serving', () => {
       rmSync(path)
       renameSync(`${path}.kept`, path)
       expect((await server.get('/v1/queues', acme.token)).status).toBe(200)
-    } finally {
-      await server.close()
-    }
+    })
   })
 
   test('control.sqlite replaced by a link while serving: 503, not the linked file\'s tokens', async () => {
-    const server = await startServer()
-    try {
+    await withServer(async (server) => {
       const acme = server.seeded()
       expect((await server.get('/v1/queues', acme.token)).status).toBe(200)
       const control = join(server.dataDir, 'control.sqlite')
@@ -261,16 +271,13 @@ describe('a tenant file replaced by a link while serving', () => {
       symlinkSync(copy, control)
       const answer = await server.get('/v1/queues', acme.token)
       expect(answer.status).toBe(503)
-    } finally {
-      await server.close()
-    }
+    })
   })
 })
 
 describe.if(isRoot)('another user who gets write access to a running server\'s directory (a chmod by mistake)', () => {
   test('nobody\'s control.sqlite swapped in, naming the victim: 503, not the victim\'s data through nobody\'s token', async () => {
-    const server = await startServer()
-    try {
+    await withServer(async (server) => {
       const victim = server.seeded()
       expect((await server.get('/v1/queues', victim.token)).status).toBe(200)
       // nobody's own control.sqlite: a copy of the service's, so that the victim's organisation and token are in it.
@@ -283,15 +290,11 @@ describe.if(isRoot)('another user who gets write access to a running server\'s d
       const answer = await server.get('/v1/queues', victim.token)
       expect(answer.status).toBe(503)
       expect(await answer.text()).not.toContain('"locations"')
-    } finally {
-      chmodSync(server.dataDir, 0o700)
-      await server.close()
-    }
+    })
   })
 
   test('nobody\'s tenant file, or nobody\'s link to the victim\'s, in place of an organisation\'s: 503, logged once', async () => {
-    const server = await startServer()
-    try {
+    await withServer(async (server) => {
       const acme = server.seeded()
       const victim = server.seeded()
       const orgs = join(server.dataDir, 'orgs')
@@ -308,10 +311,7 @@ describe.if(isRoot)('another user who gets write access to a running server\'s d
       expect(JSON.parse(await answer.text())).toMatchObject({ error: 'data_unavailable' })
       const logged = server.logger.lines.filter((line) => line.includes('"tenant_unavailable"') && line.includes(acme.org.id))
       expect(logged.map((line) => JSON.parse(line).reason)).toEqual(['tenant file is a symbolic link', `tenant file belongs to user nobody (uid ${NOBODY}), not to user root (uid 0) running the service`])
-    } finally {
-      chmodSync(server.dataDir, 0o700)
-      await server.close()
-    }
+    })
   })
 })
 
