@@ -97,6 +97,29 @@ export async function inTurn<A, B>(turn: number, a: () => Promise<A>, b: () => P
   return [await a(), second]
 }
 
+/**
+ * Each of `sides` measured once per round, one after the other, in `rounds` + 1 rounds: round r
+ * starts with side r (mod the count), so that every side goes first in turn and none always gets
+ * the warmer machine. Round 0 warms every side up and is not kept. Returns each side's `rounds`
+ * results, in the order of `sides`.
+ */
+export async function inRounds<S, R>(sides: readonly S[], rounds: number, measure: (side: S) => Promise<R>): Promise<R[][]> {
+  const runs = sides.map(() => [] as R[])
+  for (let round = 0; round <= rounds; round++) {
+    for (let k = 0; k < sides.length; k++) {
+      const index = (k + round) % sides.length
+      const result = await measure(sides[index]!)
+      if (round > 0) runs[index]!.push(result)
+    }
+  }
+  return runs
+}
+
+/** `connections` clients on `paths` of `target` for `seconds` with one token (see `load`), and the CPU it used per request. */
+export function loadWithCpu(target: { base: string; pids: readonly number[] }, paths: string[], token: string, connections: number, seconds: number): Promise<LoadResult & { cpuPerRequest: number }> {
+  return withServerCpu(target.pids, () => load(target.base, paths, [token], connections, seconds))
+}
+
 /** One load run, with the CPU time per request (µs) the server used over it: all of its processes (a parent and its workers) when given several. */
 export async function withServerCpu<T extends { total: number }>(pids: number | readonly number[], run: () => Promise<T>): Promise<T & { cpuPerRequest: number }> {
   const cpu = () => [pids].flat().reduce((sum, pid) => sum + cpuOf(pid), 0)

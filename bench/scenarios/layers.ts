@@ -1,5 +1,5 @@
 import { cursorPaths } from '../cursors.ts'
-import { load, withServerCpu, type LoadResult } from '../measure.ts'
+import { inRounds, loadWithCpu } from '../measure.ts'
 import type { ServerHandle } from '../processes.ts'
 import type { Scenario } from '../scenario.ts'
 import { PIPELINE_LAYERS } from '../../src/http/layers-off.ts'
@@ -36,15 +36,7 @@ export const layers: Scenario = {
         sides.push({ name: `one process, ${layer} off`, target: await start({ LAYERS_OFF: layer }, `bench-layers-${layer}`, 'bench/service-layers.ts'), paths: paths.ours })
       }
       sides.push({ name: 'baseline', target: baseline, paths: paths.baseline })
-      const runs = sides.map(() => [] as (LoadResult & { cpuPerRequest: number })[])
-      for (let round = 0; round <= settings.pairs; round++) {
-        for (let k = 0; k < sides.length; k++) {
-          const index = (k + round) % sides.length
-          const { target, paths: list } = sides[index]!
-          const result = await withServerCpu(target.pids, () => load(target.base, list, [big.bigTokens[0]!], 32, settings.pairSeconds))
-          if (round > 0) runs[index]!.push(result)
-        }
-      }
+      const runs = await inRounds(sides, settings.pairs, (side) => loadWithCpu(side.target, side.paths, big.bigTokens[0]!, 32, settings.pairSeconds))
       const base = runs[sides.length - 1]!
       for (let i = 0; i < sides.length - 1; i++) {
         report.recordPairs(`layers: ${sides[i]!.name}: req/s`, runs[i]!, base, 'framework-free Bun.serve', (run) => run.rps, 'req/s')

@@ -1,6 +1,6 @@
 import { bigTenantFile } from '../data.ts'
 import { cursorPaths } from '../cursors.ts'
-import { load, withServerCpu, type LoadResult } from '../measure.ts'
+import { inRounds, loadWithCpu } from '../measure.ts'
 import type { Scenario } from '../scenario.ts'
 
 /**
@@ -25,15 +25,8 @@ export const processEffect: Scenario = {
         { target: service, paths: paths.baseline.map((path) => `/baseline-page${path.slice(1)}`) },
         { target: baseline, paths: paths.baseline },
       ]
-      const runs = sides.map(() => [] as (LoadResult & { cpuPerRequest: number })[])
-      for (let round = 0; round <= settings.pairs; round++) {
-        for (let k = 0; k < sides.length; k++) {
-          const index = (k + round) % sides.length
-          const { target, paths: list } = sides[index]!
-          const result = await withServerCpu(target.pids, () => load(target.base, list, [big.bigTokens[0]!], 32, settings.pairSeconds))
-          if (round > 0) runs[index]!.push(result) // round 0 warms all three up and is not kept
-        }
-      }
+      // Round 0 warms all three up and is not kept.
+      const runs = await inRounds(sides, settings.pairs, (side) => loadWithCpu(side.target, side.paths, big.bigTokens[0]!, 32, settings.pairSeconds))
       const own = runs[2]!
       const versusOwn = (figure: string, side: typeof own, key: 'rps' | 'cpuPerRequest', unit: string) =>
         report.recordPairs(figure, side, own, 'the same handler in its own process', (run) => run[key], unit)
