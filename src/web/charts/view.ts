@@ -449,7 +449,9 @@ function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, h
     queues.setAttribute('aria-label', `${table.perQueue.title}, the numbers`)
     const link = files.link(table.perQueue, fileStem, headingId)
     link.textContent = 'Download the numbers per queue (CSV)'
-    parts.push(element('details', {}, element('summary', {}, 'Show numbers per queue'), queues), element('p', {}, link))
+    const workbook = files.workbookButton(table.perQueue, fileStem, headingId)
+    workbook.textContent = 'Download the numbers per queue (.xlsx)'
+    parts.push(element('details', {}, element('summary', {}, 'Show numbers per queue'), queues), element('p', { className: 'numbers-files' }, link, ' ', workbook))
   }
   return parts
 }

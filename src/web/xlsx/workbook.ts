@@ -3,7 +3,7 @@
 // times `YYYY-MM-DD HH:MM:SS` (and days `YYYY-MM-DD`) are real dates, formatted as written.
 // The sheet's XML is made a chunk at a time as the reader asks, so memory stays one chunk deep.
 
-import { zipStream } from './zip.ts'
+import { zipStream, type ZipPart } from './zip.ts'
 
 export type CellType = 'text' | 'number' | 'datetime' | 'date'
 
@@ -41,7 +41,6 @@ function escape(text: string): string {
 }
 
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2}):(\d{2}))?$/
-const NUMBER = /^-?\d+(\.\d+)?$/
 
 /** A local date and time as Excel's serial day number (days since 1899-12-30; no zone, as the wall clock reads). */
 export function excelSerial(value: string): number | null {
@@ -59,39 +58,195 @@ function text(value: string): string {
   return escape(value).replace(/_(?=x[0-9A-Fa-f]+_)/g, '_x005F_')
 }
 
-function cell(value: string, type: CellType): string {
-  if (value === '') return '<c/>'
-  if (type === 'number' && NUMBER.test(value)) return `<c><v>${value}</v></c>`
-  if (type === 'datetime' || type === 'date') {
-    const serial = excelSerial(value)
-    if (serial !== null) return `<c s="${type === 'datetime' ? 1 : 2}"><v>${serial}</v></c>`
-  }
-  return `<c t="inlineStr"><is><t xml:space="preserve">${text(value)}</t></is></c>`
+/** A row's cells as UTF-8 bytes: a CSV record's own, in place (charts/csv-rows.ts), or strings encoded. */
+export interface Cells {
+  readonly length: number
+  bytesOf(i: number): Uint8Array
 }
 
-/** The sheet's XML for a header and rows, made about `chunkChars` at a time as it is read. */
-function sheetStream(header: readonly string[], types: readonly CellType[], rows: AsyncIterator<string[]>, chunkChars = 1 << 16): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder()
-  let started = false
-  let count = 1
+const encoder = new TextEncoder()
+const ROW = encoder.encode('<row>')
+const ROW_END = encoder.encode('</row>')
+const EMPTY = encoder.encode('<c/>')
+const TEXT = encoder.encode('<c t="inlineStr"><is><t xml:space="preserve">')
+const TEXT_END = encoder.encode('</t></is></c>')
+const NUMBER_CELL = encoder.encode('<c><v>')
+const DATETIME_CELL = encoder.encode('<c s="1"><v>')
+const DATE_CELL = encoder.encode('<c s="2"><v>')
+const VALUE_END = encoder.encode('</v></c>')
+const ESCAPES: (Uint8Array | undefined)[] = []
+ESCAPES[0x26] = encoder.encode('&amp;')
+ESCAPES[0x3c] = encoder.encode('&lt;')
+ESCAPES[0x3e] = encoder.encode('&gt;')
+ESCAPES[0x22] = encoder.encode('&quot;')
+/** Bytes of text that are not copied as they are: the four escaped, and "_" (maybe "_x005F_"). */
+const SPECIAL = new Uint8Array(256)
+for (const b of [0x26, 0x3c, 0x3e, 0x22, 0x5f]) SPECIAL[b] = 1
+const DIGIT = (b: number) => b >= 0x30 && b <= 0x39
+
+/** /^-?\d+(\.\d+)?$/ on bytes. */
+function isNumber(bytes: Uint8Array): boolean {
+  let i = bytes[0] === 0x2d ? 1 : 0
+  const start = i
+  while (i < bytes.length && DIGIT(bytes[i]!)) i++
+  if (i === start) return false
+  if (i === bytes.length) return true
+  if (bytes[i++] !== 0x2e || i === bytes.length) return false
+  while (i < bytes.length && DIGIT(bytes[i]!)) i++
+  return i === bytes.length
+}
+
+/** excelSerial on bytes, without a string: `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS`, else null. */
+function serialOf(b: Uint8Array): number | null {
+  if (b.length !== 10 && b.length !== 19) return null
+  const n = (at: number, digits: number) => {
+    let value = 0
+    for (let i = at; i < at + digits; i++) {
+      if (!DIGIT(b[i]!)) return NaN
+      value = value * 10 + b[i]! - 0x30
+    }
+    return value
+  }
+  if (b[4] !== 0x2d || b[7] !== 0x2d) return null
+  const day = [n(0, 4), n(5, 2), n(8, 2)]
+  const time = b.length === 19 && b[10] === 0x20 && b[13] === 0x3a && b[16] === 0x3a ? [n(11, 2), n(14, 2), n(17, 2)] : b.length === 10 ? [0, 0, 0] : null
+  if (!time || [...day, ...time].some(Number.isNaN)) return null
+  return Date.UTC(day[0]!, day[1]! - 1, day[2]!, time[0]!, time[1]!, time[2]!) / 86_400_000 + 25_569
+}
+
+/** Bytes that text() drops or may rewrite with a look-ahead past them: a C0 control other than tab, LF, CR, or a UTF-8 U+FFFE/U+FFFF. */
+function needsSlowText(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!
+    if (b < 0x20 ? b !== 0x09 && b !== 0x0a && b !== 0x0d : b === 0xef && bytes[i + 1] === 0xbf && (bytes[i + 2] === 0xbe || bytes[i + 2] === 0xbf)) return true
+  }
+  return false
+}
+
+/** "_x" + hex digits + "_" starts at bytes[i] (see text()). */
+function isXEscape(bytes: Uint8Array, i: number): boolean {
+  if (bytes[i + 1] !== 0x78) return false
+  let j = i + 2
+  while (j < bytes.length && /[0-9A-Fa-f]/.test(String.fromCharCode(bytes[j]!))) j++
+  return j > i + 2 && bytes[j] === 0x5f
+}
+
+/**
+ * The sheet's XML written as bytes into one reused buffer, cell by cell from the cells' own bytes
+ * (no string per cell: a CSV field is copied with its markup escaped, a number as it is, a local
+ * time as its serial). `take()` hands the bytes so far over; the buffer starts again.
+ */
+export class SheetXml {
+  private buffer = new Uint8Array(1 << 17)
+  private at = 0
+  private rows = 0
+
+  constructor(private readonly types: readonly CellType[]) {}
+
+  /** Bytes written since the last take(). */
+  get size(): number {
+    return this.at
+  }
+
+  start(header: readonly string[]): void {
+    this.raw(encoder.encode(`${XML}<worksheet xmlns="${MAIN}"><sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><sheetData><row>${header.map((name) => `<c t="inlineStr" s="3"><is><t>${text(name)}</t></is></c>`).join('')}</row>`))
+    this.rows = 1
+  }
+
+  row(cells: Cells): void {
+    if (++this.rows > EXCEL_MAX_ROWS) throw new TooManyRows()
+    this.raw(ROW)
+    for (let i = 0; i < cells.length; i++) this.cell(cells.bytesOf(i), this.types[i] ?? 'text')
+    this.raw(ROW_END)
+  }
+
+  end(): void {
+    this.raw(encoder.encode('</sheetData></worksheet>'))
+  }
+
+  take(): Uint8Array {
+    const bytes = this.buffer.subarray(0, this.at)
+    this.buffer = new Uint8Array(this.buffer.length)
+    this.at = 0
+    return bytes
+  }
+
+  private room(length: number): void {
+    if (this.at + length <= this.buffer.length) return
+    const bigger = new Uint8Array(Math.max(this.buffer.length * 2, this.at + length))
+    bigger.set(this.buffer.subarray(0, this.at))
+    this.buffer = bigger
+  }
+
+  private raw(bytes: Uint8Array): void {
+    this.room(bytes.length)
+    this.buffer.set(bytes, this.at)
+    this.at += bytes.length
+  }
+
+  private cell(bytes: Uint8Array, type: CellType): void {
+    if (bytes.length === 0) return this.raw(EMPTY)
+    if (type === 'number' && isNumber(bytes)) {
+      this.raw(NUMBER_CELL)
+      this.raw(bytes)
+      return this.raw(VALUE_END)
+    }
+    if (type === 'datetime' || type === 'date') {
+      const serial = serialOf(bytes)
+      if (serial !== null) {
+        this.raw(type === 'datetime' ? DATETIME_CELL : DATE_CELL)
+        const digits = String(serial)
+        this.room(digits.length)
+        for (let i = 0; i < digits.length; i++) this.buffer[this.at++] = digits.charCodeAt(i)
+        return this.raw(VALUE_END)
+      }
+    }
+    this.raw(TEXT)
+    if (needsSlowText(bytes)) this.raw(encoder.encode(text(new TextDecoder().decode(bytes))))
+    else {
+      this.room(bytes.length * 7) // at most "_x005F_" for one byte
+      for (let i = 0; i < bytes.length; i++) {
+        const b = bytes[i]!
+        const escaped = SPECIAL[b] ? (b === 0x5f ? (isXEscape(bytes, i) ? X_ESCAPE : undefined) : ESCAPES[b]) : undefined
+        if (escaped) {
+          this.buffer.set(escaped, this.at)
+          this.at += escaped.length
+        } else this.buffer[this.at++] = b
+      }
+    }
+    this.raw(TEXT_END)
+  }
+}
+const X_ESCAPE = encoder.encode('_x005F_')
+
+/** Cells of a row of strings. */
+class StringCells implements Cells {
+  constructor(private readonly values: readonly string[]) {}
+  get length(): number {
+    return this.values.length
+  }
+  bytesOf(i: number): Uint8Array {
+    return encoder.encode(this.values[i] ?? '')
+  }
+}
+
+/** The sheet's XML for a header and rows of strings, made about `chunkBytes` at a time as it is read. */
+export function sheetStream(header: readonly string[], types: readonly CellType[], rows: AsyncIterator<string[]>, chunkBytes = 1 << 16): ReadableStream<Uint8Array> {
+  const xml = new SheetXml(types)
+  xml.start(header)
   return new ReadableStream({
     async pull(controller) {
-      let xml = ''
-      if (!started) {
-        started = true
-        xml = `${XML}<worksheet xmlns="${MAIN}"><sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><sheetData><row>${header.map((name) => `<c t="inlineStr" s="3"><is><t>${text(name)}</t></is></c>`).join('')}</row>`
-      }
-      while (xml.length < chunkChars) {
+      while (xml.size < chunkBytes) {
         const next = await rows.next()
         if (next.done) {
-          controller.enqueue(encoder.encode(`${xml}</sheetData></worksheet>`))
+          xml.end()
+          controller.enqueue(xml.take())
           controller.close()
           return
         }
-        if (++count > EXCEL_MAX_ROWS) throw new TooManyRows()
-        xml += `<row>${next.value.map((value, i) => cell(value, types[i] ?? 'text')).join('')}</row>`
+        xml.row(new StringCells(next.value))
       }
-      controller.enqueue(encoder.encode(xml))
+      controller.enqueue(xml.take())
     },
     async cancel() {
       await rows.return?.()
@@ -99,17 +254,21 @@ function sheetStream(header: readonly string[], types: readonly CellType[], rows
   })
 }
 
-/** The .xlsx of one sheet named `sheetName`: `header`, then `rows`, typed by column. */
-export function workbookStream(sheetName: string, header: readonly string[], types: readonly CellType[], rows: AsyncIterator<string[]>): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder()
-  return zipStream([
+/** The parts of the .xlsx of one sheet named `sheetName` whose XML is `sheet` (a SheetXml's bytes), the sheet last. */
+export function workbookParts(sheetName: string, sheet: ReadableStream<Uint8Array>): ZipPart[] {
+  return [
     { name: '[Content_Types].xml', bytes: encoder.encode(STATIC_PARTS['[Content_Types].xml']) },
     { name: '_rels/.rels', bytes: encoder.encode(STATIC_PARTS['_rels/.rels']) },
     { name: 'xl/workbook.xml', bytes: encoder.encode(workbookXml(sheetName)) },
     { name: 'xl/_rels/workbook.xml.rels', bytes: encoder.encode(STATIC_PARTS['xl/_rels/workbook.xml.rels']) },
     { name: 'xl/styles.xml', bytes: encoder.encode(STATIC_PARTS['xl/styles.xml']) },
-    { name: 'xl/worksheets/sheet1.xml', stream: sheetStream(header, types, rows) },
-  ])
+    { name: 'xl/worksheets/sheet1.xml', stream: sheet },
+  ]
+}
+
+/** The .xlsx of one sheet named `sheetName`: `header`, then `rows`, typed by column. */
+export function workbookStream(sheetName: string, header: readonly string[], types: readonly CellType[], rows: AsyncIterator<string[]>): ReadableStream<Uint8Array> {
+  return zipStream(workbookParts(sheetName, sheetStream(header, types, rows)))
 }
 
 /** Rows of a small table, for workbookStream. */
