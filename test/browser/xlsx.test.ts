@@ -98,6 +98,17 @@ describe.skipIf(!chromiumAvailable || !existsSync(SOFFICE))('the .xlsx, and the 
         const days = readByLibreOffice(join(dir, 'per-day.xlsx'), dir)
         expect(days[1]!.slice(0, 2)).toMatchObject([{ type: 'date', value: '2026-03-02' }, { type: 'float' }])
         expect(days[1]![7]).toMatchObject({ text: '4', type: 'float' }) // Total
+
+        // The per-queue tables of service time and called-within have theirs too: names text, figures numbers.
+        const service = page.locator('#chart-service')
+        const [perQueue] = await Promise.all([page.waitForEvent('download'), service.getByRole('button', { name: 'Download the numbers per queue (.xlsx)' }).click()])
+        expect(perQueue.suggestedFilename()).toBe('service-queue_20260302-20260303_Europe-Zurich.xlsx')
+        await perQueue.saveAs(join(dir, 'service-queue.xlsx'))
+        const queues = readByLibreOffice(join(dir, 'service-queue.xlsx'), dir)
+        expect(queues[0]!.slice(0, 5).map((c) => c.text)).toEqual(['Location', 'Queue', 'Completed tickets', 'Median service (min)', '90th percentile (min)'])
+        const walkIns = queues.find((cells) => cells[1]?.text === '-Walk-ins')!
+        expect(walkIns.slice(0, 4)).toMatchObject([{ text: '=Downtown', type: 'string' }, { type: 'string' }, { text: '1', type: 'float' }, { text: '5.5', type: 'float' }])
+        await expect(page.locator('#chart-target').getByRole('button', { name: 'Download the numbers per queue (.xlsx)' }).count()).resolves.toBe(1)
         await page.context().close()
       } finally {
         rmSync(dir, { recursive: true, force: true })
