@@ -3,6 +3,7 @@
 
 import type { Feedback, PageRegion } from './feedback.ts'
 import type { RangeController } from './range-controller.ts'
+import type { SelectionCounts } from './selection-counts.ts'
 import type { TokenController } from './token-controller.ts'
 
 /** What an action's controller works with: where to say things, the token, the query, the buttons. */
@@ -11,6 +12,8 @@ export interface ActionContext {
   token: TokenController
   range: RangeController
   actions: Actions
+  /** The charts' count of the selection on show (selection-counts.ts). */
+  counts: SelectionCounts
 }
 
 export interface ActionElements {

@@ -9,6 +9,7 @@ import { DownloadController } from './download-controller.ts'
 import { createFeedback } from './feedback.ts'
 import { PreviewController } from './preview-controller.ts'
 import { RangeController } from './range-controller.ts'
+import { SelectionCounts } from './selection-counts.ts'
 import { TokenController } from './token-controller.ts'
 
 /** The page's element of that id (index.html has every one this page names). */
@@ -30,9 +31,9 @@ function startPage(): void {
     },
     feedback,
   )
-  const page = { feedback, token, range, actions }
+  const page = { feedback, token, range, actions, counts: new SelectionCounts() }
   const preview = new PreviewController({ section: $('preview-section'), count: $('preview-count'), table: $('preview-table') }, page)
-  new DownloadController({ download: buttons.download, saveAs: $('save-as'), withNames: $('with-names'), asWorkbook: $('as-xlsx') }, page)
+  new DownloadController({ download: buttons.download, saveAs: $('save-as'), csvInstead: $('csv-instead'), withNames: $('with-names'), asWorkbook: $('as-xlsx') }, page)
   const charts = new ChartsController({ target: $('target-wait'), charts: buttons.charts, progressBar: $('progress-bar'), section: $('charts-section'), summary: $('charts-summary'), list: $('charts-list') }, page)
   range.onZone(() => charts.zoneChanged())
 
@@ -44,6 +45,7 @@ function startPage(): void {
       feedback.progress('')
       preview.clear()
       charts.clear()
+      page.counts.clear()
     }
     range.showOrganisation(organisation)
     actions.update()

@@ -9,18 +9,24 @@ import { namesAndLocalTimes, namesFileName } from './names-file.ts'
 import { placeNames } from './places.ts'
 import type { PageQuery } from './range-controller.ts'
 import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.ts'
+import { EXCEL_MAX_ROWS } from './xlsx/workbook.ts'
 
 export interface DownloadElements {
   download: HTMLButtonElement
   saveAs: HTMLButtonElement
+  /** "Download the CSV instead", offered when an .xlsx is refused before it starts. */
+  csvInstead: HTMLButtonElement
   /** "Add names and local times". */
   withNames: HTMLInputElement
-  /** "As an Excel workbook (.xlsx)": the file with names and local times, as a workbook. */
+  /** "As an Excel workbook (.xlsx)": the file with names and local times, as a workbook. Its data-max-rows lowers the sheet's rows (tests). */
   asWorkbook: HTMLInputElement
 }
 
+/** A sheet's rows, header included: Excel's, unless the checkbox's data-max-rows says fewer. */
+const maxRows = (box: HTMLInputElement) => Math.min(EXCEL_MAX_ROWS, Number(box.dataset.maxRows) || EXCEL_MAX_ROWS)
+
 /** The file with names and local times as an .xlsx, made in a worker from the CSV as it streams. */
-function asWorkbook(csv: ReadableStream<Uint8Array>, sheet: string): Promise<ReadableStream<Uint8Array>> {
+function asWorkbook(csv: ReadableStream<Uint8Array>, sheet: string, maxRows: number): Promise<ReadableStream<Uint8Array>> {
   const worker = new Worker('/assets/xlsx-worker.js', { type: 'module', name: 'xlsx' })
   return new Promise((resolve, reject) => {
     worker.onmessage = (event: MessageEvent<{ workbook: ReadableStream<Uint8Array> }>) => {
@@ -31,7 +37,7 @@ function asWorkbook(csv: ReadableStream<Uint8Array>, sheet: string): Promise<Rea
       worker.terminate()
       reject(new Error(`the .xlsx worker failed: ${event.message}`))
     }
-    worker.postMessage({ csv, sheet }, [csv as unknown as Transferable])
+    worker.postMessage({ csv, sheet, maxRows }, [csv as unknown as Transferable])
   })
 }
 
@@ -41,13 +47,31 @@ export class DownloadController {
     private readonly page: ActionContext,
   ) {
     els.download.addEventListener('click', () => void this.download())
+    els.csvInstead.addEventListener('click', () => {
+      els.asWorkbook.checked = false
+      els.withNames.checked = true
+      void this.download()
+    })
+  }
+
+  /** Whether the charts on show counted more tickets for this selection than a sheet holds: then said, with the CSV offered, and nothing started. */
+  private overSheet(query: PageQuery): boolean {
+    const tickets = this.page.counts.of(query)
+    const limit = maxRows(this.els.asWorkbook) - 1
+    if (tickets === null || tickets <= limit) return false
+    this.page.feedback.show('query', `This selection has ${tickets.toLocaleString()} tickets (counted by the charts on show), more than the ${limit.toLocaleString()} rows an .xlsx sheet holds: no .xlsx was started. Download the CSV instead (names and local times, every row), or choose a shorter range.`)
+    this.els.csvInstead.hidden = false
+    this.els.csvInstead.focus()
+    return true
   }
 
   private async download(): Promise<void> {
     const { feedback, token, range, actions } = this.page
     feedback.clear()
+    this.els.csvInstead.hidden = true
     const query = range.read()
     if (!query) return
+    if (this.els.asWorkbook.checked && this.overSheet(query)) return
     await actions.runCancellable(async (signal) => {
       feedback.progress('Asking the server for the file…')
       try {
@@ -85,7 +109,7 @@ export class DownloadController {
           controller.enqueue(chunk)
         },
       }))
-      body = await asWorkbook(counted, 'Tickets')
+      body = await asWorkbook(counted, 'Tickets', maxRows(this.els.asWorkbook))
       name = name.replace(/\.csv$/, '.xlsx')
     }
     feedback.progress(canPickFile() ? `The server is ready: choose where to save ${name}.` : `Receiving ${name}…`)

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { crc32 } from '../../src/web/xlsx/zip.ts'
-import { excelSerial, rowsOf, workbookStream } from '../../src/web/xlsx/workbook.ts'
+import { EXCEL_MAX_ROWS, SheetXml, excelSerial, rowsOf, workbookStream } from '../../src/web/xlsx/workbook.ts'
 
 describe('the .xlsx writer', () => {
   test('CRC-32 is the zip one (check value of "123456789")', () => {
@@ -53,4 +53,18 @@ describe('the .xlsx writer', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 60_000)
+})
+
+describe("the sheet's row limit", () => {
+  test("Excel's own by default: 1,048,575 rows under the header, the next one refused", () => {
+    const xml = new SheetXml(['number'])
+    xml.start(['n'])
+    const cells = { length: 1, bytesOf: () => new Uint8Array([0x37]) }
+    for (let i = 1; i < EXCEL_MAX_ROWS; i++) {
+      xml.row(cells)
+      if (xml.size > 1 << 20) xml.take()
+    }
+    expect(EXCEL_MAX_ROWS).toBe(1_048_576)
+    expect(() => xml.row(cells)).toThrow("more than 1,048,575 rows, Excel's limit for one sheet")
+  })
 })

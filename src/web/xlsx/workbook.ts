@@ -12,8 +12,8 @@ export const EXCEL_MAX_ROWS = 1_048_576
 
 /** More rows than a sheet holds: the CSV has them all. */
 export class TooManyRows extends Error {
-  constructor() {
-    super(`more than ${EXCEL_MAX_ROWS.toLocaleString('en-US')} rows, Excel's limit for one sheet`)
+  constructor(maxRows = EXCEL_MAX_ROWS) {
+    super(`more than ${(maxRows - 1).toLocaleString('en-US')} rows, Excel's limit for one sheet`)
     this.name = 'TooManyRows'
   }
 }
@@ -141,7 +141,8 @@ export class SheetXml {
   private at = 0
   private rows = 0
 
-  constructor(private readonly types: readonly CellType[]) {}
+  /** `maxRows`: the sheet's rows, header included (Excel's own unless lowered, as a test does). */
+  constructor(private readonly types: readonly CellType[], private readonly maxRows = EXCEL_MAX_ROWS) {}
 
   /** Bytes written since the last take(). */
   get size(): number {
@@ -154,7 +155,7 @@ export class SheetXml {
   }
 
   row(cells: Cells): void {
-    if (++this.rows > EXCEL_MAX_ROWS) throw new TooManyRows()
+    if (++this.rows > this.maxRows) throw new TooManyRows(this.maxRows)
     this.raw(ROW)
     for (let i = 0; i < cells.length; i++) this.cell(cells.bytesOf(i), this.types[i] ?? 'text')
     this.raw(ROW_END)

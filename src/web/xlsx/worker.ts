@@ -5,10 +5,10 @@
 // no string is made per cell, which was most of the time when every field was decoded.
 
 import { CsvRecords } from '../charts/csv-rows.ts'
-import { SheetXml, workbookParts, type CellType } from './workbook.ts'
+import { EXCEL_MAX_ROWS, SheetXml, workbookParts, type CellType } from './workbook.ts'
 import { zipStream } from './zip.ts'
 
-const scope = globalThis as unknown as { postMessage(message: unknown, transfer?: Transferable[]): void; onmessage: ((event: MessageEvent<{ csv: ReadableStream<Uint8Array>; sheet: string }>) => void) | null }
+const scope = globalThis as unknown as { postMessage(message: unknown, transfer?: Transferable[]): void; onmessage: ((event: MessageEvent<{ csv: ReadableStream<Uint8Array>; sheet: string; maxRows: number }>) => void) | null }
 
 /** A column's type by its name: the ticket's number a number, the …Local times dates, the rest text (ids and UTC instants kept exact). */
 export function columnType(name: string): CellType {
@@ -17,13 +17,13 @@ export function columnType(name: string): CellType {
 }
 
 /** The sheet's XML of a CSV stream (its first record the header), about `chunkBytes` at a time as it is read. */
-export function csvSheet(csv: ReadableStream<Uint8Array>, chunkBytes = 1 << 16): ReadableStream<Uint8Array> {
+export function csvSheet(csv: ReadableStream<Uint8Array>, maxRows = EXCEL_MAX_ROWS, chunkBytes = 1 << 16): ReadableStream<Uint8Array> {
   const reader = csv.getReader()
   let xml: SheetXml | null = null
   const records = new CsvRecords((record) => {
     if (xml) return xml.row(record)
     const header = Array.from({ length: record.length }, (_, i) => record.field(i)).map((name, i) => (i === 0 ? name.replace(/^\uFEFF/, '') : name))
-    xml = new SheetXml(header.map(columnType))
+    xml = new SheetXml(header.map(columnType), maxRows)
     xml.start(header)
   })
   return new ReadableStream({
@@ -52,6 +52,6 @@ export function csvSheet(csv: ReadableStream<Uint8Array>, chunkBytes = 1 << 16):
 }
 
 scope.onmessage = (event) => {
-  const workbook = zipStream(workbookParts(event.data.sheet, csvSheet(event.data.csv)))
+  const workbook = zipStream(workbookParts(event.data.sheet, csvSheet(event.data.csv, event.data.maxRows)))
   scope.postMessage({ workbook }, [workbook as unknown as Transferable])
 }
