@@ -36,6 +36,37 @@ describe('the .xlsx writer', () => {
     const xml = new TextDecoder().decode(sheet)
     expect(xml).toContain('<c t="inlineStr"><is><t xml:space="preserve">=Down&lt;town&gt;</t></is></c><c><v>7</v></c><c s="1"><v>46083.5</v></c>')
     expect(xml).not.toContain('<f>')
+    // The data descriptor: the CRC-32 and sizes of the sheet (taken from the gzip trailer).
+    const sizes = new DataView(bytes.buffer, descriptor)
+    expect([sizes.getUint32(4, true), sizes.getUint32(8, true), sizes.getUint32(12, true)]).toEqual([crc32(sheet), descriptor - at, sheet.length])
+  })
+
+  test('cells from their bytes: markup escaped, controls dropped, _xHHHH_ escaped, numbers and dates only when whole', async () => {
+    const bytes = new Uint8Array(await new Response(workbookStream('T', ['t', 'n', 'd'], ['text', 'number', 'datetime'], rowsOf([
+      ['a&b<c>"d" Zürich', '-1.5', '2026-03-02 12:00:00'],
+      ['x\u0001y\uFFFF', '1.', '2026-03-02T12:00:00Z'],
+      ['q_x4_39 _x1\u0001_', '', '2026-03-02'],
+    ]))).arrayBuffer())
+    const text = new TextDecoder('latin1').decode(bytes)
+    const descriptor = text.lastIndexOf('PK\u0007\u0008')
+    const at = text.lastIndexOf('PK\u0003\u0004', descriptor) + 30 + 24
+    const xml = new TextDecoder().decode(Bun.inflateSync(bytes.subarray(at, descriptor)))
+    const t = (value: string) => `<c t="inlineStr"><is><t xml:space="preserve">${value}</t></is></c>`
+    expect(xml).toContain(`<row>${t('a&amp;b&lt;c&gt;&quot;d&quot; Zürich')}<c><v>-1.5</v></c><c s="1"><v>46083.5</v></c></row>`)
+    expect(xml).toContain(`<row>${t('xy')}${t('1.')}${t('2026-03-02T12:00:00Z')}</row>`)
+    expect(xml).toContain(`<row>${t('q_x005F_x4_39 _x005F_x1_')}<c/><c s="1"><v>46083</v></c></row>`)
+  })
+
+  test('a sheet of many chunks: the deflated bytes inflate to the sheet and the descriptor holds its CRC-32 and sizes', async () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) => [`t${i}`, String(i), `2026-03-02 12:${String(i % 60).padStart(2, '0')}:00`])
+    const bytes = new Uint8Array(await new Response(workbookStream('T', ['id', 'n', 'at'], ['text', 'number', 'datetime'], rowsOf(rows))).arrayBuffer())
+    const text = new TextDecoder('latin1').decode(bytes)
+    const descriptor = text.lastIndexOf('PK\u0007\u0008')
+    const at = text.lastIndexOf('PK\u0003\u0004', descriptor) + 30 + 24
+    const sheet = Bun.inflateSync(bytes.subarray(at, descriptor))
+    expect(new TextDecoder().decode(sheet)).toContain('<row><c t="inlineStr"><is><t xml:space="preserve">t19999</t></is></c><c><v>19999</v></c><c s="1"><v>')
+    const sizes = new DataView(bytes.buffer, descriptor)
+    expect([sizes.getUint32(4, true), sizes.getUint32(8, true), sizes.getUint32(12, true)]).toEqual([crc32(sheet), descriptor - at, sheet.length])
   })
 
   // A literal "_x" + hex + "_" in a string is an escape to Excel and LibreOffice (ST_Xstring):
