@@ -189,6 +189,7 @@ const csvLine = (fields: string[]) => fields.map((f) => (/[",\n]/.test(f) ? `"${
 
 if (process.argv[2] === '--child') {
   await child(process.argv[3]!, Number(process.argv[4]), process.argv[5]!)
+  process.exit(0) // Bun keeps a finished CompressionStream('gzip') alive
 } else {
   const sizes = (process.argv[2] ?? '100000,500000').split(',').map(Number)
   const checkRows = Number(process.argv[3] ?? 5000)
