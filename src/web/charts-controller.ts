@@ -110,7 +110,7 @@ export class ChartsController {
     }
     const [{ numbers, limits }, view] = await Promise.all([computeCharts(request, (progress) => this.showProgress(progress), signal), import('./charts/view.ts')])
     if (limits) token.noteLimits(limits)
-    this.page.counts.note(query, numbers.tickets)
+    this.page.counts.note(query, numbers.tickets, 'charts')
     this.files ??= new view.NumbersFiles()
     this.els.section.hidden = false
     const count = `${numbers.tickets.toLocaleString()} ticket${numbers.tickets === 1 ? '' : 's'}`

@@ -1,6 +1,6 @@
-// The tickets the charts on show counted, and for which selection: the one count the page has
-// before a file is asked for (the API gives none short of the export itself). The download reads
-// it to refuse an .xlsx over a sheet's rows before anything starts.
+// The tickets last counted for a selection, by the charts on show or by the download's own count
+// before an .xlsx (the API gives no count short of the export itself). The download reads it to
+// refuse an .xlsx over a sheet's rows before the file starts.
 
 import type { PageQuery } from './range-controller.ts'
 
@@ -9,17 +9,22 @@ function keyOf(query: PageQuery): string {
   return `${query.params}|${query.zones ? [...query.zones.byLocation].join(';') : ''}`
 }
 
-export class SelectionCounts {
-  private last: { key: string; tickets: number } | null = null
+export interface SelectionCount {
+  tickets: number
+  by: 'charts' | 'download'
+}
 
-  /** The charts of `query` counted `tickets` (the rows of its names file: in each location's own days, the same tickets). */
-  note(query: PageQuery, tickets: number): void {
-    this.last = { key: keyOf(query), tickets }
+export class SelectionCounts {
+  private last: { key: string; count: SelectionCount } | null = null
+
+  /** `tickets` of `query` (the rows of its names file: in each location's own days, the charts count the same tickets). */
+  note(query: PageQuery, tickets: number, by: SelectionCount['by']): void {
+    this.last = { key: keyOf(query), count: { tickets, by } }
   }
 
-  /** The tickets of `query` if the charts on show are of the same selection, else null. */
-  of(query: PageQuery): number | null {
-    return this.last?.key === keyOf(query) ? this.last.tickets : null
+  /** The last count of the same selection, else null. */
+  of(query: PageQuery): SelectionCount | null {
+    return this.last?.key === keyOf(query) ? this.last.count : null
   }
 
   clear(): void {
