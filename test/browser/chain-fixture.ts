@@ -27,7 +27,7 @@ export function chainOrganisation(server: TestServer, tickets: (locations: Chain
   for (let i = 0; i < 26; i++) {
     const id = `chain_${String(i).padStart(2, '0')}`
     const location: ChainLocation = { id, name: `${TOWNS[i % TOWNS.length]} ${Math.floor(i / TOWNS.length) + 1}`, zone: ZONES[i % ZONES.length]!, queues: [] }
-    db.run('INSERT INTO locations (id, name, slug) VALUES (?, ?, ?)', [id, location.name, id])
+    db.run('INSERT INTO locations (id, name, slug, time_zone) VALUES (?, ?, ?, ?)', [id, location.name, id, location.zone])
     const count = queueCount + 5 <= 133 - (25 - i) * 4 ? 5 : 4
     for (let q = 0; q < count && queueCount < 133; q++, queueCount++) {
       const queue = { id: `${id}_q${q}`, name: ['Walk-ins', 'Appointments and scheduled returns', 'Payments', 'Passports', 'General enquiries'][q]! }

@@ -84,6 +84,13 @@ const foldsOutOfStep = (page: Page) =>
     }),
   )
 
+/** The row labels of a chart drawn alike (their lines joined) though their full names differ. */
+const rowsReadAlike = (page: Page, chart: string) =>
+  page.locator(`#chart-${chart} svg text`).evaluateAll((texts) => {
+    const rows = texts.filter((text) => text.querySelector(':scope > title')).map((text) => ({ drawn: [...text.childNodes].filter((node) => node.nodeName !== 'title').map((node) => node.textContent).join('/'), name: text.querySelector(':scope > title')!.textContent! }))
+    return rows.filter((row, i) => rows.some((other, j) => j !== i && other.drawn === row.drawn && other.name !== row.name)).map((row) => `${row.drawn} (${row.name})`)
+  })
+
 /** The full names (tooltips) of a chart's row labels, in drawing order. */
 const rowNames = (page: Page, chart: string) => page.locator(`#chart-${chart} svg title`).evaluateAll((titles) => titles.filter((t) => t.parentElement!.tagName === 'text').map((t) => t.textContent!))
 
@@ -175,6 +182,12 @@ describe.skipIf(!chromiumAvailable)('a chain at a glance', () => {
       expect(await rowNames(page, 'target')).toEqual(want.target)
       expect(await page.locator('#chart-target .order').textContent()).toBe('Lowest share first; the first 12 of 26 locations, the other 14 together as one bar. The tables list them all by name, per location and per queue.')
       expect(await page.locator('#chart-target svg title').filter({ hasText: 'Other 14 locations:' }).textContent()).toBe(want.targetRest)
+      // Cut labels (the phone's) keep a name's end: no two rows read alike ("Sydney Circular Q…" twice before).
+      for (const chart of ['service', 'per-location', 'wait']) expect(await rowsReadAlike(page, chart)).toEqual([])
+      // The per-queue numbers as a workbook too, as every table's.
+      const [workbook] = await Promise.all([page.waitForEvent('download'), page.locator('#chart-service').getByRole('button', { name: 'Download the numbers per queue (.xlsx)' }).click()])
+      expect(workbook.suggestedFilename()).toStartWith('service-queue_')
+      expect(workbook.suggestedFilename()).toEndWith('.xlsx')
       await page.locator('#chart-service').getByRole('button', { name: 'Show all 26 locations' }).click()
       expect(await rowNames(page, 'service')).toEqual(want.serviceAll)
       expect(await page.locator('#chart-service .order').textContent()).toBe('Longest median service first; all 26 locations. The tables list them by name, per location and per queue.')

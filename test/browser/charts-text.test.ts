@@ -29,9 +29,10 @@ function queueRowLabels(page: Page, chart: string): Promise<{ location: string; 
   )
 }
 
-/** The name as a label shows it: whole, or at least READABLE letters of it and "…". */
+/** The name as a label shows it: whole, or at least READABLE letters of its start and end with "…" between (or after, ending it). */
 function readableAs(shown: string, whole: string): boolean {
-  return shown === whole || (shown.endsWith('…') && shown.length - 1 >= READABLE && whole.startsWith(shown.slice(0, -1)))
+  const [head, tail, more] = shown.split('…')
+  return shown === whole || (more === undefined && tail !== undefined && head!.length + tail.length >= READABLE && whole.startsWith(head!) && whole.endsWith(tail) && head!.length + tail.length < whole.length)
 }
 
 /** 7 days from Monday 2 March 2026, three queues with a ticket every 12 s each: 21,600 a day. */

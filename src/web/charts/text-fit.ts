@@ -40,6 +40,26 @@ export function fitLabel(text: string, room: number): string {
 }
 
 /**
+ * `text` as it is when it fits in `room` pixels, else its start and its end with "…" between:
+ * "Sydney Circ…Quay 1" and "Sydney Circ…Quay 2" stay two places where an end cut gives one.
+ */
+export function fitMiddle(text: string, room: number): string {
+  if (textWidth(text) <= room) return text
+  const cut = (kept: number) => {
+    const head = Math.ceil(kept * 0.6)
+    return `${text.slice(0, head)}…${text.slice(text.length - (kept - head))}`
+  }
+  let low = 0
+  let high = text.length - 1
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2)
+    if (textWidth(cut(middle)) <= room) low = middle
+    else high = middle - 1
+  }
+  return cut(Math.max(2, low))
+}
+
+/**
  * The left margin of a vertical value axis whose values reach `highest`: its widest tick label
  * (the value rounded up to the next tick, grouped with commas as Plot writes them) plus the tick.
  */

@@ -5,7 +5,7 @@
 import * as Plot from '@observablehq/plot'
 import { TICKET_STATUSES } from '../../client/index.ts'
 import { OUTCOMES, TOP_ROWS, WEEKDAYS, byLongestMedian, type ChartNumbers, type QueuePlace } from './aggregate.ts'
-import { STATUS_COLOURS, fitLabel, textWidth, tickStep, valueMargin } from './text-fit.ts'
+import { STATUS_COLOURS, fitLabel, fitMiddle, textWidth, tickStep, valueMargin } from './text-fit.ts'
 import { UTF8_BOM } from '../csv-cells.ts'
 import { rowsOf, workbookStream, type CellType } from '../xlsx/workbook.ts'
 import { STATUS_WORDS, numbersTables, placeLabel, tableCsv, weeklyTable, type ChartId, type NumbersTable } from './tables.ts'
@@ -110,7 +110,8 @@ function emptyAxis(highest: number): { domain?: [number, number]; ticks?: number
  * Horizontal bars per queue of a location: "Location · Queue" beside each row when every label
  * fits the margin (at most 42 % of the width), else two lines, the location above its queue, each
  * cut with "…" to the same room, so that a location reads the same on every row and keeps as
- * many letters as the margin holds (the table has both names whole). Rows are keyed by queue id.
+ * many letters as the margin holds (the table has both names whole). A location's name is cut in
+ * its middle, keeping its end: "Sydney Circ…Quay 1" and "…Quay 2" stay apart. Rows are keyed by queue id.
  */
 function queueLabels(rows: readonly QueuePlace[], width: number): { marginLeft: number; rowHeight: number; tickFormat: (index: number) => string } {
   const widest = Math.round(width * 0.42) - 16
@@ -119,7 +120,7 @@ function queueLabels(rows: readonly QueuePlace[], width: number): { marginLeft: 
   const room = Math.min(widest, Math.ceil(Math.max(...rows.flatMap((row) => [textWidth(row.location), textWidth(row.queue)]))))
   const tickFormat = (index: number) => {
     const { location, queue } = rows[index]!
-    return location && queue ? `${fitLabel(location, room)}\n${fitLabel(queue, room)}` : fitLabel(location || queue, room)
+    return location && queue ? `${fitMiddle(location, room)}\n${fitLabel(queue, room)}` : fitMiddle(location || queue, room)
   }
   // Two lines of 12px text need a taller row than one.
   return { marginLeft: room + 16, rowHeight: 40, tickFormat }
