@@ -36,7 +36,7 @@ describe.skipIf(!chromiumAvailable)('empty and small charts', () => {
         await setRange(page, '2026-03-02', '2026-03-02')
         await page.getByRole('checkbox', { name: 'Waiting' }).check()
         await drawCharts(page)
-        await page.getByText('No tickets were created in this range: every day counts 0.').waitFor()
+        await page.getByText('No ticket of the selection was created in this range: every day counts 0.').waitFor()
         const empty = await drawnMarks(page)
         expect(empty['chart-per-day']).toBe(0)
         expect(empty['chart-arrivals']).toBe(0)

@@ -284,7 +284,7 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
     await setRange(page, '2025-01-01', '2025-01-07')
     await page.getByRole('button', { name: 'Charts' }).click()
     await page.getByText(/No tickets match: the charts are empty/).waitFor()
-    for (const sentence of ['No tickets were created in this range: every day counts 0.', 'No ticket in this range was called', 'every hour counts 0', 'No ticket in this range has ended']) {
+    for (const sentence of ['No ticket of the selection was created in this range: every day counts 0.', 'No ticket in this range was called', 'every hour counts 0', 'No ticket in this range has ended']) {
       await page.getByText(sentence).waitFor()
     }
     const shown = await shownTables(page)

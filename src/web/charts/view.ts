@@ -24,16 +24,17 @@ const DESCRIPTIONS: Record<ChartId, string> = {
   outcome: 'How the ended tickets of each queue of each location ended, as shares of them (per cent); Total is the number of ended tickets.',
 }
 
+// "Of the selection": a status filter or ticked queues may leave none where tickets were created.
 const EMPTY: Record<ChartId, string> = {
-  'per-day': 'No tickets were created in this range: every day counts 0.',
-  'per-week': 'No tickets were created in this range: every week counts 0.',
-  'per-location': 'No tickets were created in this range at any location.',
+  'per-day': 'No ticket of the selection was created in this range: every day counts 0.',
+  'per-week': 'No ticket of the selection was created in this range: every week counts 0.',
+  'per-location': 'No ticket of the selection was created in this range, at any location.',
   service: 'No ticket in this range was completed after a call: there is no service time to show.',
   'service-queue': '',
   target: 'No called ticket in this range: no share within the target to show.',
   'target-queue': '',
   wait: 'No ticket in this range was called: there is no wait to show.',
-  arrivals: 'No tickets were created in this range: every hour counts 0.',
+  arrivals: 'No ticket of the selection was created in this range: every hour counts 0.',
   outcome: 'No ticket in this range has ended (completed, no-show, canceled or skipped).',
 }
 
