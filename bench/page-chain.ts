@@ -77,13 +77,14 @@ try {
   const fileToken = chain(server, xlsxRows, Math.floor((30 * 86_400) / xlsxRows))
   const filePage = await open(server.base, fileToken)
   const heap = await heapSampler(filePage)
-  for (const kind of ['csv', 'xlsx'] as const) {
+  // The first .xlsx counts its rows first (no charts of the selection); the second has that count.
+  for (const [kind, label] of [['csv', 'csv'], ['xlsx', 'xlsx, counted first'], ['xlsx', 'xlsx, count known']] as const) {
     await filePage.getByLabel('Add names and local times').setChecked(kind === 'csv')
     await filePage.getByLabel('As an Excel workbook (.xlsx)').setChecked(kind === 'xlsx')
     heap.reset()
     const seconds = await timed(filePage, 'Download CSV', /^Saved /)
     const peak = heap.peak()
-    console.log(`${kind} of ${xlsxRows} rows: ${seconds.toFixed(2)} s, peak JS heap of the tab ${(peak.heap / 1e6).toFixed(1)} MB (${(peak.withBuffers / 1e6).toFixed(1)} MB with ArrayBuffers); ${await filePage.locator('#progress').textContent()}`)
+    console.log(`${label} of ${xlsxRows} rows: ${seconds.toFixed(2)} s, peak JS heap of the tab ${(peak.heap / 1e6).toFixed(1)} MB (${(peak.withBuffers / 1e6).toFixed(1)} MB with ArrayBuffers); ${await filePage.locator('#progress').textContent()}`)
   }
   await heap.stop()
 } finally {

@@ -120,9 +120,13 @@ export class DownloadController {
     return { body, name, exported, fraction: () => fraction }
   }
 
-  /** The rows of the names file of `query`, read once and counted, nothing kept. */
+  /**
+   * The rows of the names file of `query`, read once and counted, nothing kept: the export's own
+   * lines in one zone (the names file has its rows), through the names file in each location's
+   * own days (which keeps only the tickets inside them), at about three times the cost.
+   */
   private async countRows(query: PageQuery, signal: AbortSignal): Promise<number> {
-    const { body } = await this.exportBody(query, true, signal, true)
+    const { body } = await this.exportBody(query, Boolean(query.zones), signal, true)
     const reader = body.getReader()
     let lines = 0
     for (;;) {
