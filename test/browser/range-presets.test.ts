@@ -70,6 +70,7 @@ describe.skipIf(!chromiumAvailable)('quick ranges, today, focus and announcement
         expect(await chartTextProblems(page)).toEqual([])
         await page.getByLabel('Per week').check()
         expect(await partialTicks(page, 'per-day')).toEqual([['03-02', 'so far']])
+        await page.getByText('The last week holds today, which is not over: its bar (drawn lighter, “so far” under its date) counts the tickets until 10:30, not a whole week.').waitFor({ timeout: 5000 })
         expect(await chartTextProblems(page)).toEqual([])
         await page.getByLabel('Per day').check()
         const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download these numbers (CSV)' }).first().click()])

@@ -409,10 +409,10 @@ function chartParts(table: NumbersTable, numbers: ChartNumbers, width: number, h
   if (numbers.tickets === 0 || table.rows.length === 0) parts.push(element('p', { className: 'empty' }, EMPTY[table.id]))
   if (partial && (table.id === 'per-day' || table.id === 'per-week')) {
     const last = table.rows.length - 1
-    const what = table.id === 'per-day' ? `${partial.day} is today` : 'The last week holds today, which'
+    const what = table.id === 'per-day' ? `${partial.day} is today and is not over` : 'The last week holds today, which is not over'
     // In each location's own days, "today" ends at a different instant in each zone: no one clock time.
     const sofar = partial.until === null ? "each location's tickets so far" : `the tickets until ${partial.until}`
-    parts.push(element('p', { className: 'partial' }, `${what} and is not over: its bar (drawn lighter, “${PARTIAL_TICK}” under its date) counts ${sofar}, not a whole day.`))
+    parts.push(element('p', { className: 'partial' }, `${what}: its bar (drawn lighter, “${PARTIAL_TICK}” under its date) counts ${sofar}, not a whole ${table.id === 'per-day' ? 'day' : 'week'}.`))
     table.rowNotes = new Map([[last, table.id === 'per-day' ? 'today, so far' : 'holds today, so far']])
   }
   const shown: RowsShown = { all: false }
