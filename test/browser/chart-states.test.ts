@@ -60,6 +60,10 @@ describe.skipIf(!chromiumAvailable)('empty and small charts', () => {
         expect(small['chart-per-day']).toBe(3)
         // All three at 08:00-08:59 on a Tuesday: every heat map cell (an empty one in the ramp's 0) and one bar of the hours' totals.
         expect(small['chart-arrivals']).toBe(7 * 24 + 1)
+        // The ramp's ticks are counts: whole numbers only (0, 1, 2, 3, not 0.5).
+        const rampTicks = await page.locator('#chart-arrivals svg[class$="-ramp"] g.tick text').allTextContents()
+        expect(rampTicks.length).toBeGreaterThan(1)
+        expect(rampTicks.filter((tick) => !/^\d+$/.test(tick))).toEqual([])
         expect(await chartTextProblems(page)).toEqual([])
         expect(await seriousViolations(page)).toEqual([])
         await screenshot(page, `chart-small-${size}-${colorScheme}`)

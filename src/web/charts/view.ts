@@ -294,6 +294,9 @@ function arrivalsCharts(numbers: ChartNumbers, width: number): Element {
   const marginLeft = Math.max(valueMargin(highest), Math.ceil(textWidth('Wed') + 14))
   const every = tickStep(24, width - marginLeft - 20, textWidth('00') + 8)
   const hours = { domain: Array.from({ length: 24 }, (_, h) => h), tickFormat: (h: number) => (h % every === 0 ? String(h) : '') }
+  // The legend's ticks are counts: with a few tickets per hour, whole numbers only (d3 would pick 0.5 steps).
+  const busiest = Math.max(0, ...numbers.arrivals.flat())
+  const rampTicks = busiest > 0 && busiest < 10 ? Array.from({ length: Math.floor(busiest / Math.ceil(busiest / 5)) + 1 }, (_, i) => i * Math.ceil(busiest / 5)) : undefined
   const heat = Plot.plot({
     width,
     style: FONT,
@@ -303,7 +306,7 @@ function arrivalsCharts(numbers: ChartNumbers, width: number): Element {
     marginBottom: X_AXIS.marginBottom,
     padding: 0.05,
     // The ramp legend's own margins (Plot reads them from the scale's options): its first and last tick labels whole.
-    color: { ...heatColours(), legend: highest > 0, label: 'Tickets created', zero: true, tickFormat: grouped, ...({ marginLeft: 14, marginRight: 24, width: Math.min(320, width) } as Plot.ScaleOptions) },
+    color: { ...heatColours(), legend: highest > 0, label: 'Tickets created', zero: true, tickFormat: grouped, ...(rampTicks ? { ticks: rampTicks } : {}), ...({ marginLeft: 14, marginRight: 24, width: Math.min(320, width) } as Plot.ScaleOptions) },
     x: { ...hours, label: 'Hour of day', labelAnchor: X_AXIS.labelAnchor, labelOffset: X_AXIS.labelOffset },
     y: { label: null, domain: [...WEEKDAYS] },
     marks: [Plot.cell(data, { className: 'cells', x: 'hour', y: 'weekday', fill: 'count', title: (d: (typeof data)[number]) => `${d.weekday} ${d.hour}:00: ${d.count}` })],
