@@ -58,6 +58,9 @@ describe.skipIf(!chromiumAvailable)('empty and small charts', () => {
         await drawCharts(page)
         const small = await drawnMarks(page)
         expect(small['chart-per-day']).toBe(3)
+        // The key lists only the statuses with tickets and says which have none.
+        expect(await page.locator('#chart-per-day [class$="-swatch"]').count()).toBe(3)
+        expect(await page.locator('#chart-per-day').textContent()).toMatch(/No tickets in this selection: /)
         // All three at 08:00-08:59 on a Tuesday: every heat map cell (an empty one in the ramp's 0) and one bar of the hours' totals.
         expect(small['chart-arrivals']).toBe(7 * 24 + 1)
         // The ramp's ticks are counts: whole numbers only (0, 1, 2, 3, not 0.5).

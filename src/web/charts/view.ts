@@ -67,6 +67,9 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
   // No bar where a count is 0 (an empty stack would otherwise straddle the axis).
   const data = rows.flatMap(({ label, counts }) => TICKET_STATUSES.map((status, i) => ({ label, status: STATUS_WORDS[status], count: counts[i]! }))).filter((d) => d.count > 0)
   const highest = Math.max(0, ...rows.map(({ counts }) => counts.reduce((a, b) => a + b, 0)))
+  // The key shows the statuses with tickets; the others are named as having none (a swatch would say they are drawn).
+  const present = TICKET_STATUSES.filter((_, i) => rows.some(({ counts }) => counts[i]! > 0))
+  const none = TICKET_STATUSES.filter((status) => !present.includes(status)).map((status) => STATUS_WORDS[status])
   const marginLeft = valueMargin(highest)
   const plotWidth = width - marginLeft - 20
   const every = tickStep(rows.length, plotWidth, textWidth('00-00') + 10)
@@ -82,7 +85,7 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
     marginLeft,
     marginTop: MARGIN_TOP,
     marginBottom: last < 0 ? 30 : 44,
-    color: { domain: TICKET_STATUSES.map((status) => STATUS_WORDS[status]), range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]), legend: highest > 0 },
+    color: { domain: present.map((status) => STATUS_WORDS[status]), range: present.map((status) => STATUS_COLOURS[status]), legend: highest > 0 },
     x: { type: 'band', label: null, domain: rows.map((row) => row.label), tickFormat: tick, tickRotate: 0 },
     y: { label: '↑ Tickets', grid: true, tickFormat: grouped, ...emptyAxis(highest) },
     marks: [
@@ -95,7 +98,8 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
     ],
   })
   // Six status swatches above no bar would read as a key to something drawn.
-  return highest === 0 ? element('div', {}, element('p', { className: 'legend-empty' }, 'Tickets by status: no tickets'), plot) : plot
+  if (highest === 0) return element('div', {}, element('p', { className: 'legend-empty' }, 'Tickets by status: no tickets'), plot)
+  return none.length === 0 ? plot : element('div', {}, plot, element('p', { className: 'legend-empty' }, `No tickets in this selection: ${none.join(', ')}.`))
 }
 
 /**
