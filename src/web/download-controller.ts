@@ -54,8 +54,13 @@ export class DownloadController {
     private readonly page: ActionContext,
   ) {
     els.download.addEventListener('click', () => void this.download())
+    // The button names the file it makes: an .xlsx when the box is ticked.
+    const nameButton = () => (els.download.textContent = els.asWorkbook.checked ? 'Download .xlsx' : 'Download CSV')
+    els.asWorkbook.addEventListener('change', nameButton)
+    nameButton()
     els.csvInstead.addEventListener('click', () => {
       els.asWorkbook.checked = false
+      els.asWorkbook.dispatchEvent(new Event('change'))
       els.withNames.checked = true
       void this.download()
     })

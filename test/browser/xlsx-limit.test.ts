@@ -27,7 +27,7 @@ describe.skipIf(!chromiumAvailable)('the .xlsx over a sheet’s rows', () => {
     // No charts: the download counts first, and refuses before any file (a sheet of 3 rows: the header and 2 tickets).
     await limit(3)
     await page.getByLabel('As an Excel workbook (.xlsx)').check()
-    await page.getByRole('button', { name: 'Download CSV' }).click()
+    await page.getByRole('button', { name: 'Download .xlsx' }).click()
     await alert.filter({ hasText: 'counted before the download' }).waitFor()
     const counted = Number(/has (\d+) tickets/.exec((await alert.textContent())!)![1])
     expect(counted).toBeGreaterThan(2)
@@ -41,7 +41,7 @@ describe.skipIf(!chromiumAvailable)('the .xlsx over a sheet’s rows', () => {
     const drawn = await page.getByText(/^Charts drawn from \d+ tickets/).textContent()
     const tickets = Number(/from (\d+) tickets/.exec(drawn!)![1])
     expect(tickets).toBe(counted)
-    await page.getByRole('button', { name: 'Download CSV' }).click()
+    await page.getByRole('button', { name: 'Download .xlsx' }).click()
     await expect(alert.textContent()).resolves.toContain(`This selection has ${tickets} tickets (counted by the charts on show), more than the 2 rows an .xlsx sheet holds: no .xlsx was started.`)
     expect(downloads).toEqual([])
 
@@ -50,6 +50,7 @@ describe.skipIf(!chromiumAvailable)('the .xlsx over a sheet’s rows', () => {
     expect(csv.suggestedFilename()).toMatch(/_names_Europe-Zurich\.csv$/)
     await page.getByText(new RegExp(`^Downloaded .*\\.csv: ${tickets} rows`)).waitFor()
     expect(await page.getByLabel('As an Excel workbook (.xlsx)').isChecked()).toBe(false)
+    expect(await page.locator('#download').textContent()).toBe('Download CSV')
     expect(await instead.isHidden()).toBe(true)
 
     // The count says the sheet holds them; tickets added since go past it: the stream's guard says so.
@@ -58,7 +59,7 @@ describe.skipIf(!chromiumAvailable)('the .xlsx over a sheet’s rows', () => {
     writeTickets(db, [1, 2].map((n) => ({ id: `t-late-${n}`, number: 900 + n, queueId: 'q_pay', locationId: 'loc_a', status: 'WAITING', createdAt: `2026-03-02T1${n}:00:00.000Z` })))
     db.close()
     await page.getByLabel('As an Excel workbook (.xlsx)').check()
-    await page.getByRole('button', { name: 'Download CSV' }).click()
+    await page.getByRole('button', { name: 'Download .xlsx' }).click()
     await alert.filter({ hasText: new RegExp(`more than ${tickets + 1} rows.*no \\.xlsx can hold it`) }).waitFor()
 
     // In each location's own days the count is of the names file's rows (those inside each one's days): the charts' count.
@@ -67,7 +68,7 @@ describe.skipIf(!chromiumAvailable)('the .xlsx over a sheet’s rows', () => {
     await page.getByText(/^Charts drawn from/).waitFor()
     await setRange(page, '2026-03-01', '2026-03-03')
     await limit(3)
-    await page.getByRole('button', { name: 'Download CSV' }).click()
+    await page.getByRole('button', { name: 'Download .xlsx' }).click()
     await alert.filter({ hasText: 'counted before the download' }).waitFor()
     const own = Number(/has (\d+) tickets/.exec((await alert.textContent())!)![1])
     await page.getByRole('button', { name: 'Charts', exact: true }).click()
