@@ -151,7 +151,7 @@ describe.skipIf(!chromiumAvailable)('a chain at a glance', () => {
       expect(await seriousViolations(page)).toEqual([])
 
       await page.getByRole('button', { name: 'Charts', exact: true }).click()
-      await page.getByText(/^(Charts drawn from|No tickets)/).waitFor()
+      await page.locator('#progress').filter({ hasText: /^(Charts drawn from|No tickets)/ }).waitFor()
       expect(await page.locator('#progress').textContent()).toStartWith('Charts drawn from 384 tickets')
       // Wait: the longest median first (queue k waits k+1 minutes at the median), 12 and the other 116 as one.
       const queues = locations.flatMap((location) => location.queues.map((queue) => `${location.name} · ${queue.name}`))
@@ -171,6 +171,11 @@ describe.skipIf(!chromiumAvailable)('a chain at a glance', () => {
       // Tickets by location: the most first; the table, by name, equals the tickets' own counts.
       const perLocation = await page.locator('#chart-per-location table tbody tr').evaluateAll((rows) => rows.map((row) => [row.querySelector('th')!.textContent!, row.lastElementChild!.textContent!]))
       expect(perLocation).toEqual(locations.map((location) => [location.name, String(location.queues.length * 3)]).sort((a, b) => a[0]!.localeCompare(b[0]!)))
+      // The other locations summed outgrow every named one: their bar is cut at the longest named, its total written beside it.
+      const byCount = perLocation.map(([, count]) => Number(count)).sort((a, b) => b - a)
+      expect(byCount.slice(12).reduce((a, b) => a + b, 0)).toBeGreaterThan(byCount[0]!)
+      expect(await page.locator('#chart-per-location .cut-total').textContent()).toBe(`${byCount.slice(12).reduce((a, b) => a + b, 0).toLocaleString('en-US')} ›`)
+      expect(await page.locator('#chart-per-location .order').textContent()).toContain('together as one bar. Its bar is cut at the longest of the others, its total written beside it.')
       expect((await rowNames(page, 'per-location')).slice(0, 2)).toEqual(locations.filter((location) => location.queues.length === 5).map((location) => location.name).sort().slice(0, 2))
       // Outcome: most ended tickets first (all 3), 12 and the rest.
       expect((await rowNames(page, 'outcome')).at(-1)).toBe('Other 116 queues')

@@ -87,7 +87,7 @@ describe.skipIf(!chromiumAvailable)('each location in its own time', () => {
       expect(await page.locator('#day-zone-help').textContent()).toBe(`Days and hours are each location's own: 4 locations in 3 time zones; 2 without one of their own use ${CHOSEN}.`)
 
       await page.getByRole('button', { name: 'Charts', exact: true }).click()
-      await page.getByText(/^(Charts drawn from|No tickets)/).waitFor()
+      await page.locator('#progress').filter({ hasText: /^(Charts drawn from|No tickets)/ }).waitFor()
       expect(await page.locator('#progress').textContent()).toBe(`Charts drawn from ${want.inRange.length} tickets (days in each location's own).`)
       // The export asked for runs from the earliest local midnight (Tokyo's) to the latest (New York's, in summer time).
       const asked = new URL(requests.filter((url) => url.includes('/v1/exports/tickets.csv')).at(-1)!)

@@ -211,6 +211,19 @@ function locationRows(id: 'service' | 'target', numbers: ChartNumbers, width: nu
   ])
 }
 
+/** Tickets by location, the most first: the first TOP_ROWS and the rest summed, unless all are shown. */
+function locationTotals(numbers: ChartNumbers, shown: RowsShown) {
+  return topRows(numbers.locations.map(({ location, counts }) => ({ location: '', queue: location, counts })).sort(byTotal), shown, (rest) => ({ ...others(rest.length, 'locations'), counts: summed(rest) }))
+}
+
+/** When the rest's sum outgrows every named location: the named rows' longest bar and the rest's total. */
+function cutOther(places: { counts: number[] }[], numbers: ChartNumbers, shown: RowsShown): { named: number; other: number } | null {
+  if (places.length === numbers.locations.length || shown.all) return null
+  const named = Math.max(...places.slice(0, -1).map((place) => total(place.counts)))
+  const other = total(places.at(-1)!.counts)
+  return other > named ? { named, other } : null
+}
+
 /** The charts of many rows, and what their rows are. */
 const MANY_ROWS: Partial<Record<ChartId, 'queues' | 'locations'>> = { wait: 'queues', outcome: 'queues', 'per-location': 'locations', service: 'locations', target: 'locations' }
 
@@ -224,7 +237,8 @@ export function orderSaid(id: ChartId, numbers: ChartNumbers, shown: RowsShown):
   // Service time and share within target have a table per location and one per queue.
   const tables = id === 'service' || id === 'target' ? (all: string) => `The tables list them${all} by name, per location and per queue.` : (all: string) => `The table lists them${all} by name.`
   if (shown.all || count <= TOP_ROWS + 1) return `${order}; all ${count} ${what}. ${tables('')}`
-  return `${order}; the first ${TOP_ROWS} of ${count} ${what}, the other ${count - TOP_ROWS} together as one bar. ${tables(' all')}`
+  const cut = id === 'per-location' && cutOther(locationTotals(numbers, shown), numbers, shown) ? ' Its bar is cut at the longest of the others, its total written beside it.' : ''
+  return `${order}; the first ${TOP_ROWS} of ${count} ${what}, the other ${count - TOP_ROWS} together as one bar.${cut} ${tables(' all')}`
 }
 
 function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: PartialDay | null, shown: RowsShown = { all: false }): Element | null {
@@ -239,14 +253,18 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: P
     }
     case 'per-location': {
       if (numbers.locations.length === 0) return null
-      const places = topRows(numbers.locations.map(({ location, counts }) => ({ location: '', queue: location, counts })).sort(byTotal), shown, (rest) => ({ ...others(rest.length, 'locations'), counts: summed(rest) }))
+      const places = locationTotals(numbers, shown)
       const rows = places.map((place) => ({ ...place, label: place.queue }))
       const data = rows.flatMap((row, index) => TICKET_STATUSES.map((status, i) => ({ index, label: row.label, status: STATUS_WORDS[status], count: row.counts[i]! })).filter((d) => d.count > 0))
-      return rowsPlot(rows, width, 30, 70, { label: 'Tickets', tickFormat: grouped }, [
-        Plot.barX(data, { className: 'bars', y: 'index', x: 'count', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.count.toLocaleString('en-US')}` }),
+      // The rest summed would set the scale and flatten the named rows: its bar is cut at theirs, its total written beside it.
+      const cut = cutOther(places, numbers, shown)
+      const written = cut ? `${grouped(cut.other)} ›` : ''
+      return rowsPlot(rows, width, 30, 70, { label: 'Tickets', tickFormat: grouped, ...(cut ? { domain: [0, cut.named] } : {}) }, [
+        Plot.barX(data, { className: 'bars', y: 'index', x: 'count', fill: 'status', clip: true, title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.count.toLocaleString('en-US')}` }),
         Plot.ruleX([0]),
+        ...(cut ? [Plot.text([written], { className: 'cut-total', x: () => cut.named, y: () => rows.length - 1, text: (d: string) => d, textAnchor: 'start', dx: 4, fill: 'currentColor' })] : []),
         // The last tick label (100,000) is centred on the axis's end: half of it beyond.
-      ], { domain: TICKET_STATUSES.map((status) => STATUS_WORDS[status]), range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]), legend: true }, Math.max(24, Math.ceil(valueMargin(Math.max(...rows.map((row) => total(row.counts)))) / 2)))
+      ], { domain: TICKET_STATUSES.map((status) => STATUS_WORDS[status]), range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]), legend: true }, Math.max(24, Math.ceil(valueMargin(Math.max(...rows.map((row) => total(row.counts)))) / 2), cut ? Math.ceil(textWidth(written)) + 10 : 0))
     }
     case 'wait': {
       if (numbers.waits.length === 0) return null
