@@ -24,6 +24,8 @@ export interface Feedback<Region extends string> {
   /** Shows `text` in `region` (an error unless `kind` says 'info'), and brings it into view. */
   show(region: Region, text: string, kind?: MessageKind): void
   clear(): void
+  /** Hides `region`'s message, if it shows one (the others stay). */
+  dismiss(region: Region): void
   /** Turns a failure into a sentence a person understands, shown in `region`. */
   explain(error: unknown, region: Region): void
   /** The polite status line: progress and results, never errors. */
@@ -94,6 +96,10 @@ export function createFeedback<Region extends string>({ regions, progress }: { r
   return {
     show,
     clear,
+    dismiss(region) {
+      regions[region].hidden = true
+      regions[region].textContent = ''
+    },
     explain,
     progress(text) {
       progress.textContent = text

@@ -151,11 +151,7 @@ export class RangeController {
     const { places, statuses } = this.selection()
     const zones = this.perLocation() ? this.dayZones(places) : null
     if (zones) {
-      // The API's bounds hold every location's days: the earliest first midnight to the latest
-      // last one (the worker then keeps each ticket only inside its own location's days).
-      const clocks = [...new Set(zones.byLocation.values())].map((zone) => new LocalClock(zone))
-      range.fromMs = Math.min(...clocks.map((clock) => clock.startOfDay(range.firstDay)))
-      range.toMs = Math.max(...clocks.map((clock) => clock.startOfDay(range.lastDay + 1)))
+      Object.assign(range, ownDaysBounds(zones, range))
       if (purpose === 'file' && range.toMs - range.fromMs > MAX_DAYS * 86_400_000) {
         to.setAttribute('aria-invalid', 'true')
         to.focus()
@@ -235,6 +231,19 @@ export class RangeController {
     const { places, statuses } = this.selection()
     const what = describeSelection(places, statuses)
     const long = range.ok ? null : readRange(from.value, to.value, this.clock, null)
+    // In each location's own days a file spans more of the API than its days: said here, before Download.
+    const ownSpan = range.ok && this.perLocation() ? ownDaysBounds(this.dayZones(places), range) : null
+    const ownTooLong = ownSpan !== null && ownSpan.toMs - ownSpan.fromMs > MAX_DAYS * 86_400_000
+    // A range refused on Download and mended since: its message and marks go.
+    if (range.ok && !ownTooLong && (from.getAttribute('aria-invalid') === 'true' || to.getAttribute('aria-invalid') === 'true')) {
+      from.removeAttribute('aria-invalid')
+      to.removeAttribute('aria-invalid')
+      this.feedback.dismiss('range')
+    }
+    if (ownTooLong && range.ok) {
+      this.els.summary.textContent = `Charts only: ${what}, ${describeRange(range)} (${range.days} days). In each location's own time a file covers at most ${MAX_DAYS - 1} days, so Preview and Download need a shorter range; the charts take any range.`
+      return
+    }
     this.els.summary.textContent = range.ok
       ? `Will export: ${what}, ${describeRange(range)} (${range.days} day${range.days === 1 ? '' : 's'}${range.lastDay >= this.today() ? '; today is not over: its tickets so far' : ''}).`
       : long?.ok
@@ -299,4 +308,13 @@ function describeSelection(places: PlaceSelection, statuses: { label: string }[]
     : `${places.queueIds.length} queue${places.queueIds.length === 1 ? '' : 's'} in ${places.locationCount} location${places.locationCount === 1 ? '' : 's'}`
   const states = statuses.length === 0 || statuses.length === 6 ? 'all statuses' : `status ${listNames(statuses.map((s) => s.label))}`
   return `${queues}, ${states}`
+}
+
+/**
+ * The API's bounds of a range in each location's own days: the earliest first midnight to the
+ * latest last one (the names file then keeps each ticket only inside its own location's days).
+ */
+function ownDaysBounds(zones: DayZones, range: { firstDay: number; lastDay: number }): { fromMs: number; toMs: number } {
+  const clocks = [...new Set(zones.byLocation.values())].map((zone) => new LocalClock(zone))
+  return { fromMs: Math.min(...clocks.map((clock) => clock.startOfDay(range.firstDay))), toMs: Math.max(...clocks.map((clock) => clock.startOfDay(range.lastDay + 1))) }
 }

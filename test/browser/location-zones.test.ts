@@ -113,6 +113,19 @@ describe.skipIf(!chromiumAvailable)('each location in its own time', () => {
         // A location without a zone of its own has the chosen zone's times: localTimeZoneFrom says so.
         expect([cells[at('createdAtLocal')], cells[at('localTimeZone')], cells[at('localTimeZoneFrom')]]).toEqual([ticket.time, ticket.zone, ZONES[ticket.locationId] ? 'location' : 'chosen'])
       }
+
+      // 90 of each location's days span more than the API's 90: said in the summary before Download, refused by it,
+      // and the refusal gone once the range is mended to 89.
+      const alert = page.locator('#range-message')
+      await setRange(page, '2025-12-13', TO)
+      expect(await page.locator('#summary').textContent()).toContain("In each location's own time a file covers at most 89 days")
+      await page.getByRole('button', { name: 'Download CSV' }).click()
+      await alert.filter({ hasText: 'one file covers at most 89 such days' }).waitFor()
+      expect(await page.getByLabel('To (included)', { exact: true }).getAttribute('aria-invalid')).toBe('true')
+      await page.getByLabel('From', { exact: true }).fill('2025-12-14')
+      expect(await alert.isHidden()).toBe(true)
+      expect(await page.getByLabel('To (included)', { exact: true }).getAttribute('aria-invalid')).toBeNull()
+      expect(await page.locator('#summary').textContent()).toStartWith('Will export:')
       await page.context().close()
     })
   }
