@@ -167,7 +167,7 @@ export class DownloadController {
     })
     const size = `${(workbook ? Math.max(0, tickets - 1) : saved.rows).toLocaleString()} rows (${formatBytes(saved.bytes)})`
     const demo = exported.limits.demo ? ' It is marked as demo data.' : ''
-    const local = withNames ? ` Names and local times in ${query.zones ? "each location's own time zone (column localTimeZone)" : query.clock.zone} added.` : ''
+    const local = withNames ? ` Names and local times in ${query.zones ? "each location's own time zone (columns localTimeZone and localTimeZoneFrom)" : query.clock.zone} added.` : ''
     feedback.progress(saved.picked
       ? `Saved ${saved.savedAs}: ${size}.${saved.savedAs === name ? '' : ` (The server named it ${exported.name}.)`}${local}${demo}`
       : `Downloaded ${saved.savedAs}: ${size}.${local}${demo}`)

@@ -3,6 +3,7 @@
 
 import { compactInstant } from '../client/index.ts'
 import { listNames, type Feedback, type PageRegion } from './feedback.ts'
+import { namesFileName } from './names-file.ts'
 import { placeNames, readPlaces, renderPlaces, type PlaceSelection } from './places.ts'
 import { MAX_DAYS, PRESETS, defaultRange, describeRange, presetRange, readRange, type Preset, type ReadRange } from './range.ts'
 import { storeZone, storedZone, type Organisation } from './session.ts'
@@ -240,6 +241,7 @@ export class RangeController {
       to.removeAttribute('aria-invalid')
       this.feedback.dismiss('range')
     }
+    this.updateHints(range.ok ? (ownSpan?.toMs ?? range.toMs) : null)
     if (ownTooLong && range.ok) {
       this.els.summary.textContent = `Charts only: ${what}, ${describeRange(range)} (${range.days} days). In each location's own time a file covers at most ${MAX_DAYS - 1} days, so Preview and Download need a shorter range; the charts take any range.`
       return
@@ -249,9 +251,24 @@ export class RangeController {
       : long?.ok
         ? `Charts only: ${what}, ${describeRange(long)} (${long.days} days). A file covers at most ${MAX_DAYS} days, so Preview and Download need a shorter range; the charts take any range.`
         : `Will export: ${what}, once the dates are valid.`
-    this.els.toHelp.textContent = range.ok
-      ? `To is included: the file name ends with the UTC instant of the midnight after it (…_${compactInstant(range.toMs)}.csv), because the API's end is exclusive.`
-      : "To is included: the file name ends with the UTC instant of the midnight after it, because the API's end is exclusive."
+  }
+
+  /** The hints under the dates and the names box, for the choices made: `toMs` is the file's end (null: no valid range). */
+  private updateHints(toMs: number | null): void {
+    const own = this.perLocation()
+    const box = (id: string) => this.els.form.querySelector<HTMLInputElement>(`#${id}`)?.checked === true
+    const workbook = box('as-xlsx')
+    const ending = box('with-names') || workbook ? namesFileName('', own ? 'each-location' : this.clock.zone).replace(/\.csv$/, workbook ? '.xlsx' : '.csv') : '.csv'
+    const text = (id: string, value: string) => {
+      const hint = this.els.form.querySelector(`#${id}`)
+      if (hint) hint.textContent = value
+    }
+    this.els.toHelp.textContent =
+      toMs === null
+        ? "To is included: the file name ends with the UTC instant of the midnight after it, because the API's end is exclusive."
+        : `To is included: the file name ends with the UTC instant of the midnight after it${own ? ' (the latest location\'s)' : ''} (…_${compactInstant(toMs)}${ending}), because the API's end is exclusive.`
+    text('range-help', own ? `At most ${MAX_DAYS - 1} days per file in each location's own time (their midnights are hours apart). For longer history, download several files; the charts take any range.` : `At most ${MAX_DAYS} days per file. For longer history, download several files; the charts take any range.`)
+    text('with-names-times', own ? "each time in its location's own time zone, with localTimeZone and localTimeZoneFrom (the location's, or the chosen one for a location without)" : 'each time in the time zone above')
   }
 
   private showZone(): void {

@@ -101,6 +101,10 @@ describe.skipIf(!chromiumAvailable)('each location in its own time', () => {
 
       // The names file: each row's local times in its location's zone, said in localTimeZone (and whose, in localTimeZoneFrom); only the rows of its own days.
       await page.getByLabel('Add names and local times').check()
+      // The hints follow the choice: the file's name (it ends at the latest location's midnight), its days, whose zones.
+      expect(await page.locator('#to-help').textContent()).toContain("(the latest location's) (…_20260313T040000Z_names_each-location.csv)")
+      expect(await page.locator('#range-help').textContent()).toStartWith("At most 89 days per file in each location's own time")
+      expect(await page.locator('#with-names-hint').textContent()).toContain("each time in its location's own time zone, with localTimeZone and localTimeZoneFrom")
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()])
       expect(download.suggestedFilename()).toEndWith('_names_each-location.csv')
       const lines = (await Bun.file((await download.path())!).text()).replace(/^\uFEFF/, '').trimEnd().split('\r\n')
