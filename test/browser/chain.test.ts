@@ -168,6 +168,13 @@ describe.skipIf(!chromiumAvailable)('a chain at a glance', () => {
       // All 128 rows: the value axis (its 0) is at the top as well as the bottom.
       expect(await page.locator('#chart-wait svg text').evaluateAll((texts) => texts.filter((text) => text.textContent === '0').length)).toBe(2)
       expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Show the first 12 only')
+      // The numbers of a table of many queues show without scrolling sideways, on a phone too (names wrap).
+      await page.locator('#chart-wait summary').first().click()
+      const [wrapBox, numberBox] = await Promise.all([page.locator('#chart-wait .table-wrap').first().boundingBox(), page.locator('#chart-wait .table-wrap td.number').first().boundingBox()])
+      expect(numberBox!.x + numberBox!.width).toBeLessThanOrEqual(wrapBox!.x + wrapBox!.width)
+      // Its CSV link and .xlsx button look alike.
+      const looks = await page.locator('#chart-wait .numbers-files').first().evaluate((p) => [...p.querySelectorAll('a, button')].map((node) => { const style = getComputedStyle(node); return [style.borderTopWidth, style.paddingLeft, style.color, style.textDecorationLine].join(' ') }))
+      expect(new Set(looks).size).toBe(1)
       // Tickets by location: the most first; the table, by name, equals the tickets' own counts.
       const perLocation = await page.locator('#chart-per-location table tbody tr').evaluateAll((rows) => rows.map((row) => [row.querySelector('th')!.textContent!, row.lastElementChild!.textContent!]))
       expect(perLocation).toEqual(locations.map((location) => [location.name, String(location.queues.length * 3)]).sort((a, b) => a[0]!.localeCompare(b[0]!)))
