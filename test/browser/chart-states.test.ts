@@ -61,6 +61,10 @@ describe.skipIf(!chromiumAvailable)('empty and small charts', () => {
         // The key lists only the statuses with tickets and says which have none.
         expect(await page.locator('#chart-per-day [class$="-swatch"]').count()).toBe(3)
         expect(await page.locator('#chart-per-day').textContent()).toMatch(/No tickets in this selection: /)
+        // So do the per-location and outcome charts: 3 statuses, and of the ended ones only Skipped.
+        expect(await page.locator('#chart-per-location [class$="-swatch"]').count()).toBe(3)
+        expect(await page.locator('#chart-outcome [class$="-swatch"]').allTextContents()).toEqual(['Skipped'])
+        expect(await page.locator('#chart-outcome').textContent()).toContain('No tickets in this selection: Completed, No-show, Canceled.')
         // All three at 08:00-08:59 on a Tuesday: every heat map cell (an empty one in the ramp's 0) and one bar of the hours' totals.
         expect(small['chart-arrivals']).toBe(7 * 24 + 1)
         // The ramp's ticks are counts: whole numbers only (0, 1, 2, 3, not 0.5).

@@ -3,7 +3,7 @@
 // rows. Loaded by the page only when the analyst asks for charts (/assets/charts-view.js).
 
 import * as Plot from '@observablehq/plot'
-import { TICKET_STATUSES } from '../../client/index.ts'
+import { TICKET_STATUSES, type TicketStatus } from '../../client/index.ts'
 import { OUTCOMES, TOP_ROWS, WEEKDAYS, byLongestMedian, type ChartNumbers, type QueuePlace } from './aggregate.ts'
 import { STATUS_COLOURS, fitLabel, fitMiddle, textWidth, tickStep, valueMargin } from './text-fit.ts'
 import { UTF8_BOM } from '../csv-cells.ts'
@@ -67,9 +67,7 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
   // No bar where a count is 0 (an empty stack would otherwise straddle the axis).
   const data = rows.flatMap(({ label, counts }) => TICKET_STATUSES.map((status, i) => ({ label, status: STATUS_WORDS[status], count: counts[i]! }))).filter((d) => d.count > 0)
   const highest = Math.max(0, ...rows.map(({ counts }) => counts.reduce((a, b) => a + b, 0)))
-  // The key shows the statuses with tickets; the others are named as having none (a swatch would say they are drawn).
-  const present = TICKET_STATUSES.filter((_, i) => rows.some(({ counts }) => counts[i]! > 0))
-  const none = TICKET_STATUSES.filter((status) => !present.includes(status)).map((status) => STATUS_WORDS[status])
+  const key = statusKey(TICKET_STATUSES, rows)
   const marginLeft = valueMargin(highest)
   const plotWidth = width - marginLeft - 20
   const every = tickStep(rows.length, plotWidth, textWidth('00-00') + 10)
@@ -85,7 +83,7 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
     marginLeft,
     marginTop: MARGIN_TOP,
     marginBottom: last < 0 ? 30 : 44,
-    color: { domain: present.map((status) => STATUS_WORDS[status]), range: present.map((status) => STATUS_COLOURS[status]), legend: highest > 0 },
+    color: key.color,
     x: { type: 'band', label: null, domain: rows.map((row) => row.label), tickFormat: tick, tickRotate: 0 },
     y: { label: '↑ Tickets', grid: true, tickFormat: grouped, ...emptyAxis(highest) },
     marks: [
@@ -99,7 +97,20 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
   })
   // Six status swatches above no bar would read as a key to something drawn.
   if (highest === 0) return element('div', {}, element('p', { className: 'legend-empty' }, 'Tickets by status: no tickets'), plot)
-  return none.length === 0 ? plot : element('div', {}, plot, element('p', { className: 'legend-empty' }, `No tickets in this selection: ${none.join(', ')}.`))
+  return key.said(plot)
+}
+
+/**
+ * A colour key of the statuses (of `statuses`, in `rows`' counts) that have tickets; the others
+ * are named below the chart as having none, since a swatch would say they are drawn.
+ */
+function statusKey(statuses: readonly TicketStatus[], rows: readonly { counts: readonly number[] }[]): { color: Plot.ScaleOptions; said(chart: Element): Element } {
+  const present = statuses.filter((_, i) => rows.some(({ counts }) => counts[i]! > 0))
+  const none = statuses.filter((status) => !present.includes(status)).map((status) => STATUS_WORDS[status])
+  return {
+    color: { domain: present.map((status) => STATUS_WORDS[status]), range: present.map((status) => STATUS_COLOURS[status]), legend: present.length > 0 },
+    said: (chart) => (none.length === 0 || present.length === 0 ? chart : element('div', {}, chart, element('p', { className: 'legend-empty' }, `No tickets in this selection: ${none.join(', ')}.`))),
+  }
 }
 
 /**
@@ -259,12 +270,13 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: P
       // The rest summed would set the scale and flatten the named rows: its bar is cut at theirs, its total written beside it.
       const cut = cutOther(places, numbers, shown)
       const written = cut ? `${grouped(cut.other)} ›` : ''
-      return rowsPlot(rows, width, 30, 70, { label: 'Tickets', tickFormat: grouped, ...(cut ? { domain: [0, cut.named] } : {}) }, [
+      const key = statusKey(TICKET_STATUSES, rows)
+      return key.said(rowsPlot(rows, width, 30, 70, { label: 'Tickets', tickFormat: grouped, ...(cut ? { domain: [0, cut.named] } : {}) }, [
         Plot.barX(data, { className: 'bars', y: 'index', x: 'count', fill: 'status', clip: true, title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.count.toLocaleString('en-US')}` }),
         Plot.ruleX([0]),
         ...(cut ? [Plot.text([written], { className: 'cut-total', x: () => cut.named, y: () => rows.length - 1, text: (d: string) => d, textAnchor: 'start', dx: 4, fill: 'currentColor' })] : []),
         // The last tick label (100,000) is centred on the axis's end: half of it beyond.
-      ], { domain: TICKET_STATUSES.map((status) => STATUS_WORDS[status]), range: TICKET_STATUSES.map((status) => STATUS_COLOURS[status]), legend: true }, Math.max(24, Math.ceil(valueMargin(Math.max(...rows.map((row) => total(row.counts)))) / 2), cut ? Math.ceil(textWidth(written)) + 10 : 0))
+      ], key.color, Math.max(24, Math.ceil(valueMargin(Math.max(...rows.map((row) => total(row.counts)))) / 2), cut ? Math.ceil(textWidth(written)) + 10 : 0)))
     }
     case 'wait': {
       if (numbers.waits.length === 0) return null
@@ -285,9 +297,10 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: P
       const places = topRows([...numbers.outcomes].sort(byTotal), shown, (rest) => ({ ...others(rest.length, 'queues'), counts: summed(rest) }))
       const rows = places.map((place) => ({ ...place, label: placeLabel(place) }))
       const data = rows.flatMap((place, index) => OUTCOMES.map((status, i) => ({ index, label: place.label, status: STATUS_WORDS[status], share: (100 * place.counts[i]!) / total(place.counts) })))
-      return rowsPlot(rows, width, 30, 50, { label: 'Share of ended tickets (%)', domain: [0, 100] }, [
+      const key = statusKey(OUTCOMES, rows)
+      return key.said(rowsPlot(rows, width, 30, 50, { label: 'Share of ended tickets (%)', domain: [0, 100] }, [
         Plot.barX(data, { className: 'bars', y: 'index', x: 'share', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.share.toFixed(1)}%` }),
-      ], { domain: OUTCOMES.map((status) => STATUS_WORDS[status]), range: OUTCOMES.map((status) => STATUS_COLOURS[status]), legend: true })
+      ], key.color))
     }
   }
 }
