@@ -62,9 +62,13 @@ describe.skipIf(!chromiumAvailable)('empty and small charts', () => {
         expect(await page.locator('#chart-per-day [class$="-swatch"]').count()).toBe(3)
         expect(await page.locator('#chart-per-day').textContent()).toMatch(/No tickets in this selection: /)
         // So do the per-location and outcome charts: 3 statuses, and of the ended ones only Skipped.
-        expect(await page.locator('#chart-per-location [class$="-swatch"]').count()).toBe(3)
+        expect(await page.locator('#chart-per-location [class$="-swatch"]').allTextContents()).toEqual(['Waiting', 'Called', 'Skipped'])
+        expect(await page.locator('#chart-per-location').textContent()).toContain('No tickets in this selection: Completed, Canceled, No-show.')
         expect(await page.locator('#chart-outcome [class$="-swatch"]').allTextContents()).toEqual(['Skipped'])
         expect(await page.locator('#chart-outcome').textContent()).toContain('No tickets in this selection: Completed, No-show, Canceled.')
+        // Only the one outcome with tickets is drawn, and the sentence reaches a screen reader through the picture's name.
+        expect(await page.locator('#chart-outcome g.bars > rect').count()).toBe(1)
+        expect(await page.locator('#chart-outcome [role="img"]').getAttribute('aria-label')).toMatch(/No tickets in this selection: Completed, No-show, Canceled\.$/)
         // All three at 08:00-08:59 on a Tuesday: every heat map cell (an empty one in the ramp's 0) and one bar of the hours' totals.
         expect(small['chart-arrivals']).toBe(7 * 24 + 1)
         // The ramp's ticks are counts: whole numbers only (0, 1, 2, 3, not 0.5).

@@ -225,7 +225,7 @@ describe.skipIf(!chromiumAvailable)('the charts', () => {
       expect(shown['Wait by queue']!.filter((row) => row[1] === 'Payments').map((row) => row[0])).toEqual(['Amsterdam Centraal (amsterdam)', 'Zürich Hauptbahnhof'])
       expect(await page.locator('#chart-wait svg').textContent()).toContain('Zürich Hauptbahnhof · Payments')
       // The legends use the form's words.
-      expect(await page.locator('#chart-outcome').textContent()).toContain('No-show')
+      expect(await page.locator('#chart-outcome [class$="-swatch"]').allTextContents()).toContain('No-show')
       expect(await page.locator('#chart-outcome').textContent()).not.toContain('NO_SHOW')
       // 5 April 2026 in Auckland has 25 hours (03:00 NZDT becomes 02:00 NZST): 25 × 3 tickets.
       const perDay = (table: Table, day: string) => table.find((row) => row[0] === day)!.at(-1)

@@ -102,7 +102,8 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
 
 /**
  * A colour key of the statuses (of `statuses`, in `rows`' counts) that have tickets; the others
- * are named below the chart as having none, since a swatch would say they are drawn.
+ * are named below the chart as having none, since a swatch would say they are drawn. A chart
+ * with no tickets at all says so itself (statusBars) or is not drawn (the per-row charts).
  */
 function statusKey(statuses: readonly TicketStatus[], rows: readonly { counts: readonly number[] }[]): { color: Plot.ScaleOptions; said(chart: Element): Element } {
   const present = statuses.filter((_, i) => rows.some(({ counts }) => counts[i]! > 0))
@@ -296,7 +297,7 @@ function drawChart(id: ChartId, numbers: ChartNumbers, width: number, partial: P
       if (numbers.outcomes.length === 0) return null
       const places = topRows([...numbers.outcomes].sort(byTotal), shown, (rest) => ({ ...others(rest.length, 'queues'), counts: summed(rest) }))
       const rows = places.map((place) => ({ ...place, label: placeLabel(place) }))
-      const data = rows.flatMap((place, index) => OUTCOMES.map((status, i) => ({ index, label: place.label, status: STATUS_WORDS[status], share: (100 * place.counts[i]!) / total(place.counts) })))
+      const data = rows.flatMap((place, index) => OUTCOMES.map((status, i) => ({ index, label: place.label, status: STATUS_WORDS[status], share: (100 * place.counts[i]!) / total(place.counts) }))).filter((d) => d.share > 0)
       const key = statusKey(OUTCOMES, rows)
       return key.said(rowsPlot(rows, width, 30, 50, { label: 'Share of ended tickets (%)', domain: [0, 100] }, [
         Plot.barX(data, { className: 'bars', y: 'index', x: 'share', fill: 'status', title: (d: (typeof data)[number]) => `${d.label} ${d.status}: ${d.share.toFixed(1)}%` }),
@@ -373,7 +374,10 @@ function asOneImage(chart: Element, label: string): HTMLElement {
   }
   const image = element('div', { className: 'plot' }, chart)
   image.setAttribute('role', 'img')
-  image.setAttribute('aria-label', label)
+  // What the picture says in words ("No tickets in this selection: …") is inside the image, so
+  // hidden from assistive technology: it goes into the label.
+  const said = [...chart.querySelectorAll('.legend-empty')].map((line) => line.textContent).join(' ')
+  image.setAttribute('aria-label', said ? `${label} ${said}` : label)
   return image
 }
 
