@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { crc32 } from '../../src/web/xlsx/zip.ts'
-import { EXCEL_MAX_ROWS, SheetXml, excelSerial, rowsOf, workbookStream } from '../../src/web/xlsx/workbook.ts'
+import { EXCEL_MAX_ROWS, SheetXml, columnWidth, excelSerial, rowsOf, workbookStream } from '../../src/web/xlsx/workbook.ts'
 
 describe('the .xlsx writer', () => {
   test('CRC-32 is the zip one (check value of "123456789")', () => {
@@ -39,6 +39,17 @@ describe('the .xlsx writer', () => {
     // The data descriptor: the CRC-32 and sizes of the sheet (taken from the gzip trailer).
     const sizes = new DataView(bytes.buffer, descriptor)
     expect([sizes.getUint32(4, true), sizes.getUint32(8, true), sizes.getUint32(12, true)]).toEqual([crc32(sheet), descriptor - at, sheet.length])
+  })
+
+  test('columns wide enough for a local time, an ISO time and the header, set before the rows', () => {
+    const xml = new SheetXml(['text', 'number', 'datetime', 'date'])
+    xml.start(['createdAt', 'number', 'createdAtLocal', 'day'])
+    const sheet = new TextDecoder().decode(xml.take())
+    // LibreOffice opened the names file's .xlsx with its local times as "###" while no width was set.
+    expect(sheet).toContain('</sheetViews><cols><col min="1" max="1" width="26" customWidth="1"/><col min="2" max="2" width="10" customWidth="1"/><col min="3" max="3" width="20" customWidth="1"/><col min="4" max="4" width="12" customWidth="1"/></cols><sheetData>')
+    expect(columnWidth('2026-03-02 12:00:00', 'text')).toBe(26)
+    expect(columnWidth('a header longer than any of the least widths', 'number')).toBe(46)
+    expect(columnWidth('x'.repeat(200), 'text')).toBe(60)
   })
 
   test('cells from their bytes: markup escaped, controls dropped, _xHHHH_ escaped, numbers and dates only when whole', async () => {

@@ -132,6 +132,16 @@ function isXEscape(bytes: Uint8Array, i: number): boolean {
 }
 
 /**
+ * A column's width, in characters, set before its rows are known (the sheet is streamed): a
+ * local time whole (a spreadsheet shows "###" for a date that does not fit), an ISO time or
+ * most names whole, the header whole.
+ */
+export function columnWidth(name: string, type: CellType): number {
+  const least = { datetime: 20, date: 12, number: 10, text: 26 }[type]
+  return Math.min(60, Math.max(least, name.length + 2))
+}
+
+/**
  * The sheet's XML written as bytes into one reused buffer, cell by cell from the cells' own bytes
  * (no string per cell: a CSV field is copied with its markup escaped, a number as it is, a local
  * time as its serial). `take()` hands the bytes so far over; the buffer starts again.
@@ -150,7 +160,8 @@ export class SheetXml {
   }
 
   start(header: readonly string[]): void {
-    this.raw(encoder.encode(`${XML}<worksheet xmlns="${MAIN}"><sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><sheetData><row>${header.map((name) => `<c t="inlineStr" s="3"><is><t>${text(name)}</t></is></c>`).join('')}</row>`))
+    const cols = header.map((name, i) => `<col min="${i + 1}" max="${i + 1}" width="${columnWidth(name, this.types[i] ?? 'text')}" customWidth="1"/>`).join('')
+    this.raw(encoder.encode(`${XML}<worksheet xmlns="${MAIN}"><sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><cols>${cols}</cols><sheetData><row>${header.map((name) => `<c t="inlineStr" s="3"><is><t>${text(name)}</t></is></c>`).join('')}</row>`))
     this.rows = 1
   }
 
