@@ -5,10 +5,10 @@ import type { ActionContext } from './actions.ts'
 import { startExport } from './api.ts'
 import { rangeProgress } from './export-progress.ts'
 import { formatBytes } from './feedback.ts'
-import { namesAndLocalTimes, namesFileName } from './names-file.ts'
+import { namesAndLocalTimes, namesFileName, workbookName } from './names-file.ts'
 import { placeNames } from './places.ts'
 import type { PageQuery } from './range-controller.ts'
-import { SaveFailed, SaveProblem, canPickFile, saveExport } from './save.ts'
+import { SaveFailed, SaveProblem, canPickFile, lineEnds, saveExport } from './save.ts'
 import { EXCEL_MAX_ROWS } from './xlsx/workbook.ts'
 
 export interface DownloadElements {
@@ -24,13 +24,6 @@ export interface DownloadElements {
 
 /** A sheet's rows, header included: Excel's, unless the checkbox's data-max-rows says fewer. */
 const maxRows = (box: HTMLInputElement) => Math.min(EXCEL_MAX_ROWS, Number(box.dataset.maxRows) || EXCEL_MAX_ROWS)
-
-/** Line ends in `chunk`: indexOf, not a loop over the bytes (ten times faster on 100 MB in Chromium). */
-function lineEnds(chunk: Uint8Array): number {
-  let count = 0
-  for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) count++
-  return count
-}
 
 /** The file with names and local times as an .xlsx, made in a worker from the CSV as it streams. */
 function asWorkbook(csv: ReadableStream<Uint8Array>, sheet: string, maxRows: number): Promise<ReadableStream<Uint8Array>> {
@@ -157,15 +150,16 @@ export class DownloadController {
         },
       }))
       body = await asWorkbook(counted, 'Tickets', maxRows(this.els.asWorkbook))
-      name = name.replace(/\.csv$/, '.xlsx')
+      name = workbookName(name)
     }
     feedback.progress(canPickFile() ? `The server is ready: choose where to save ${name}.` : `Receiving ${name}…`)
     const saved = await saveExport({ body, name }, {
       askForClick: () => this.waitForSaveClick(name, signal),
-      onProgress: ({ rows, bytes }) => feedback.progress(`Received ${(workbook ? Math.max(0, tickets - 1) : rows).toLocaleString()} rows (${formatBytes(bytes)}, ${Math.round(fraction() * 100)}% of the range)…`),
+      onProgress: ({ rows, bytes }) => feedback.progress(`Received ${rows.toLocaleString()} rows (${formatBytes(bytes)}, ${Math.round(fraction() * 100)}% of the range)…`),
       signal,
+      ...(workbook ? { rows: () => Math.max(0, tickets - 1) } : {}),
     })
-    const size = `${(workbook ? Math.max(0, tickets - 1) : saved.rows).toLocaleString()} rows (${formatBytes(saved.bytes)})`
+    const size = `${saved.rows.toLocaleString()} rows (${formatBytes(saved.bytes)})`
     const demo = exported.limits.demo ? ' It is marked as demo data.' : ''
     const local = withNames ? ` Names and local times in ${query.zones ? "each location's own time zone (columns localTimeZone and localTimeZoneFrom)" : query.clock.zone} added.` : ''
     feedback.progress(saved.picked

@@ -159,6 +159,11 @@ export function namesAndLocalTimes(
   })
 }
 
+/** The name of the .xlsx made from a CSV. */
+export function workbookName(csvName: string): string {
+  return csvName.replace(/\.csv$/, '.xlsx')
+}
+
 /** The file's name: the server's, with `_names_<zone>` before `.csv`. */
 export function namesFileName(serverName: string, zone: string): string {
   return serverName.replace(/\.csv$/, '') + `_names_${zone.replace(/[^A-Za-z0-9_+-]/g, '-')}.csv`

@@ -3,7 +3,7 @@
 
 import { compactInstant } from '../client/index.ts'
 import { listNames, type Feedback, type PageRegion } from './feedback.ts'
-import { namesFileName } from './names-file.ts'
+import { namesFileName, workbookName } from './names-file.ts'
 import { placeNames, readPlaces, renderPlaces, type PlaceSelection } from './places.ts'
 import { MAX_DAYS, PRESETS, defaultRange, describeRange, presetRange, readRange, type Preset, type ReadRange } from './range.ts'
 import { storeZone, storedZone, type Organisation } from './session.ts'
@@ -258,7 +258,8 @@ export class RangeController {
     const own = this.perLocation()
     const box = (id: string) => this.els.form.querySelector<HTMLInputElement>(`#${id}`)?.checked === true
     const workbook = box('as-xlsx')
-    const ending = box('with-names') || workbook ? namesFileName('', own ? 'each-location' : this.clock.zone).replace(/\.csv$/, workbook ? '.xlsx' : '.csv') : '.csv'
+    const names = namesFileName('', own ? 'each-location' : this.clock.zone)
+    const ending = workbook ? workbookName(names) : box('with-names') ? names : '.csv'
     const text = (id: string, value: string) => {
       const hint = this.els.form.querySelector(`#${id}`)
       if (hint) hint.textContent = value

@@ -95,22 +95,21 @@ function statusBars(rows: { label: string; counts: number[] }[], width: number, 
       Plot.ruleY([0]),
     ],
   })
-  // Six status swatches above no bar would read as a key to something drawn.
-  if (highest === 0) return element('div', {}, element('p', { className: 'legend-empty' }, 'Tickets by status: no tickets'), plot)
   return key.said(plot)
 }
 
 /**
  * A colour key of the statuses (of `statuses`, in `rows`' counts) that have tickets; the others
- * are named below the chart as having none, since a swatch would say they are drawn. A chart
- * with no tickets at all says so itself (statusBars) or is not drawn (the per-row charts).
+ * are named below the chart as having none, since a swatch would say they are drawn. With no
+ * tickets at all there is no swatch: the key says so in words, where it would be.
  */
 function statusKey(statuses: readonly TicketStatus[], rows: readonly { counts: readonly number[] }[]): { color: Plot.ScaleOptions; said(chart: Element): Element } {
   const present = statuses.filter((_, i) => rows.some(({ counts }) => counts[i]! > 0))
   const none = statuses.filter((status) => !present.includes(status)).map((status) => STATUS_WORDS[status])
+  const line = (text: string) => element('p', { className: 'legend-empty' }, text)
   return {
     color: { domain: present.map((status) => STATUS_WORDS[status]), range: present.map((status) => STATUS_COLOURS[status]), legend: present.length > 0 },
-    said: (chart) => (none.length === 0 || present.length === 0 ? chart : element('div', {}, chart, element('p', { className: 'legend-empty' }, `No tickets in this selection: ${none.join(', ')}.`))),
+    said: (chart) => (present.length === 0 ? element('div', {}, line('Tickets by status: no tickets'), chart) : none.length === 0 ? chart : element('div', {}, chart, line(`No tickets in this selection: ${none.join(', ')}.`))),
   }
 }
 

@@ -131,14 +131,15 @@ function isXEscape(bytes: Uint8Array, i: number): boolean {
   return j > i + 2 && bytes[j] === 0x5f
 }
 
+const LEAST_WIDTH: Record<CellType, number> = { datetime: 20, date: 12, number: 10, text: 26 }
+
 /**
  * A column's width, in characters, set before its rows are known (the sheet is streamed): a
  * local time whole (a spreadsheet shows "###" for a date that does not fit), an ISO time or
  * most names whole, the header whole.
  */
 export function columnWidth(name: string, type: CellType): number {
-  const least = { datetime: 20, date: 12, number: 10, text: 26 }[type]
-  return Math.min(60, Math.max(least, name.length + 2))
+  return Math.min(60, Math.max(LEAST_WIDTH[type], name.length + 2))
 }
 
 /**
